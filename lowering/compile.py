@@ -1,0 +1,406 @@
+"""Jaxpr -> one generated Numba function, compiled once per distinct source.
+
+``lower_jaxpr`` writes the source: the plan from ``fusion`` becomes straight-line
+code where each region is one loop nest and each node a numpy-in-Numba call.
+Sizes are read from the inputs' shapes at run time wherever a dimension equals
+an input dimension, so a new size of the same rank reuses the same source and
+hence the same compiled function (the compile cache is keyed by source).
+Anything without a lowering rule makes the whole program fall back to eager
+evaluation, with a warning (``FallbackExecutable``).
+"""
+import hashlib
+import itertools
+import warnings
+
+import numpy as np
+
+from numjax.array import Array
+from numjax.jaxpr import Literal, eval_jaxpr
+
+from . import fusion, scalar
+from .nodes import NODE_RULES
+
+_compile_cache = {}   # source sha -> numba dispatcher
+
+
+class Lowered:
+    def __init__(self, source, fn_name, consts, out_avals, in_avals):
+        self.source, self.fn_name, self.consts = source, fn_name, consts
+        self.out_avals, self.in_avals = out_avals, in_avals
+
+
+def inline_jits(jaxpr):
+    """Nested jit equations are spliced into their parent so fusion sees through them."""
+    from numjax.jaxpr import Jaxpr, JaxprEqn
+    if not any(e.primitive.name == "jit" for e in jaxpr.eqns):
+        return jaxpr
+    eqns, rename = [], {}
+
+    def sub(v):
+        return rename.get(v, v) if type(v) is not Literal else v
+
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name != "jit":
+            eqns.append(JaxprEqn(eqn.primitive, [sub(v) for v in eqn.invars], eqn.outvars, eqn.params))
+            continue
+        inner = inline_jits(eqn.params["jaxpr"].jaxpr)
+        inner_consts = eqn.params["jaxpr"].consts
+        if inner_consts:
+            raise NotImplementedError("nested jit with array constants")
+        local = dict(zip(inner.invars, [sub(v) for v in eqn.invars]))
+        for ie in inner.eqns:
+            eqns.append(JaxprEqn(ie.primitive, [local.get(v, v) if type(v) is not Literal else v
+                                                for v in ie.invars], ie.outvars, ie.params))
+        for outer_v, inner_v in zip(eqn.outvars, inner.outvars):
+            rename[outer_v] = local.get(inner_v, inner_v) if type(inner_v) is not Literal else inner_v
+    outvars = [sub(v) for v in jaxpr.outvars]
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, outvars, eqns)
+
+
+class Codegen:
+    def __init__(self, jaxpr, fn_name):
+        self.jaxpr = jaxpr
+        self.fn_name = fn_name
+        self.names = {}
+        self.counter = itertools.count()
+        self.lines = []
+        self.dim_sources = {}
+
+    # -- naming
+    def name(self, v):
+        if type(v) is Literal:
+            return scalar.literal(v.val, v.aval.dtype)
+        n = self.names.get(v)
+        if n is None:
+            n = self.names[v] = f"v{next(self.counter)}"
+        return n
+
+    def tmp(self, prefix="t"):
+        return f"{prefix}{next(self.counter)}"
+
+    def dim(self, size):
+        return self.dim_sources.get(size, str(size))
+
+    def shape_src(self, shape):
+        return "(" + "".join(f"{self.dim(s)}, " for s in shape) + ")"
+
+    def emit(self, line, depth=1):
+        self.lines.append("    " * depth + line)
+
+    # -- program
+    def generate(self):
+        jx = self.jaxpr
+        args = [self.name(v) for v in jx.constvars + jx.invars]
+        self.emit(f"def {self.fn_name}({', '.join(args)}):", 0)
+        for v in jx.constvars + jx.invars:
+            for j, s in enumerate(v.aval.shape):
+                self.dim_sources.setdefault(s, f"{self.name(v)}.shape[{j}]")
+            if v.aval.shape == ():
+                self.emit(f"{self.name(v)} = {self.name(v)}[()]")
+        for item in fusion.Planner().plan(jx):
+            if isinstance(item, fusion.Node):
+                self._node(item.eqn)
+            elif isinstance(item, fusion.Scalar):
+                self._scalar(item.eqn)
+            else:
+                RegionCodegen(self, item).generate()
+        outs = [self._output(v) for v in jx.outvars]
+        self.emit(f"return ({''.join(o + ', ' for o in outs)})")
+        if len(self.lines) == 2 + sum(1 for _ in ()):
+            pass
+        return "\n".join(self.lines) + "\n"
+
+    def _output(self, v):
+        if type(v) is Literal:
+            return f"np.full((), {scalar.literal(v.val, v.aval.dtype)})"
+        if v.aval.shape == ():
+            # Scalars travel as 0-d arrays so the caller sees one array per output.
+            return f"np.full((), {self.name(v)})"
+        return self.name(v)
+
+    def _scalar(self, eqn):
+        args = [self.name(v) for v in eqn.invars]
+        expr = scalar.expression(eqn.primitive.name, args, [v.aval.dtype for v in eqn.invars],
+                                 eqn.outvars[0].aval.dtype, eqn.params)
+        self.emit(f"{self.name(eqn.outvars[0])} = {expr}")
+
+    def _node(self, eqn):
+        rule = NODE_RULES.get(eqn.primitive.name)
+        if rule is None:
+            raise NotImplementedError(f"no CPU lowering for primitive {eqn.primitive.name}")
+        for line in rule(self, eqn):
+            self.emit(line)
+
+
+class RegionCodegen:
+    """One loop nest: loads, fused scalar expressions, stores and reductions."""
+
+    def __init__(self, gen, region):
+        self.gen, self.region = gen, region
+        self.shape = region.shape
+        self.rank = len(self.shape)
+        self.flat = self._can_flatten()
+        self.local = {}           # var -> scalar source inside the loop body
+
+    def _can_flatten(self):
+        for eqn in self.region.eqns:
+            name = eqn.primitive.name
+            if name in ("iota", "broadcast_in_dim"):
+                return False
+            if name in fusion.REDUCTIONS and len(eqn.params["axes"]) != self.rank:
+                return False
+            for v in eqn.invars:
+                if type(v) is not Literal and v.aval.shape not in ((), self.shape):
+                    return False
+        return True
+
+    def idx(self, shape=None, bdims=None):
+        """Index source for reading an array of ``shape`` broadcast into the iteration space."""
+        if self.flat:
+            return "i"
+        shape = self.shape if shape is None else shape
+        bdims = list(range(self.rank - len(shape), self.rank)) if bdims is None else bdims
+        parts = ["0" if s == 1 and self.shape[d] != 1 else f"i{d}" for s, d in zip(shape, bdims)]
+        return ", ".join(parts) if parts else "()"
+
+    def read(self, v, body):
+        if type(v) is Literal:
+            return self.gen.name(v)
+        if v in self.local:
+            return self.local[v]
+        if v.aval.shape == ():
+            return self.gen.name(v)
+        arr = self.gen.name(v) + ("_f" if self.flat else "")
+        t = self.gen.tmp()
+        body.append(f"{t} = {arr}[{self.idx(v.aval.shape)}]")
+        self.local[v] = t
+        return t
+
+    def generate(self):
+        gen, region = self.gen, self.region
+        pre, body, inits, finals = [], [], {}, {}
+        n = self.gen.tmp("n")
+        if self.flat:
+            pre.append(f"{n} = {' * '.join([gen.dim(s) for s in self.shape]) or '1'}")
+        for v in region.materialize:
+            pre.append(f"{gen.name(v)} = np.empty({gen.shape_src(self.shape)}, {scalar.np_type(v.aval.dtype)})")
+        arrays_read = self._flat_views(pre)
+        for eqn in region.eqns:
+            self._eqn(eqn, body, inits, finals)
+        for v in region.materialize:
+            target = gen.name(v) + ("_f" if self.flat else "")
+            body.append(f"{target}[{self.idx()}] = {self.local[v]}")
+        for line in pre:
+            gen.emit(line)
+        self._emit_loops(n, body, inits, finals, arrays_read)
+
+    def _flat_views(self, pre):
+        if not self.flat:
+            return
+        seen = set()
+        for eqn in self.region.eqns:
+            for v in list(eqn.invars) + ([] if eqn.primitive.name in fusion.REDUCTIONS else []):
+                if type(v) is Literal or v.aval.shape == () or v in self.region.defined or v in seen:
+                    continue
+                seen.add(v)
+                pre.append(f"{self.gen.name(v)}_f = {self.gen.name(v)}.reshape(-1)")
+        for v in self.region.materialize:
+            pre.append(f"{self.gen.name(v)}_f = {self.gen.name(v)}.reshape(-1)")
+
+    def _eqn(self, eqn, body, inits, finals):
+        name = eqn.primitive.name
+        out = eqn.outvars[0]
+        if name == "_load":
+            self.read(eqn.invars[0], body)
+            return
+        if name == "iota":
+            t = self.gen.tmp()
+            body.append(f"{t} = {scalar.np_type(out.aval.dtype)}(i{eqn.params['dimension']})")
+            self.local[out] = t
+            return
+        if name == "broadcast_in_dim":
+            x = eqn.invars[0]
+            if type(x) is Literal or x.aval.shape == ():
+                self.local[out] = self.read(x, body)
+                return
+            t = self.gen.tmp()
+            body.append(f"{t} = {self.gen.name(x)}[{self.idx(x.aval.shape, eqn.params['broadcast_dimensions'])}]")
+            self.local[out] = t
+            return
+        if name in fusion.REDUCTIONS:
+            self._reduction(eqn, body, inits, finals)
+            return
+        args = [self.read(v, body) for v in eqn.invars]
+        t = self.gen.tmp()
+        body.append(f"{t} = " + scalar.expression(name, args, [v.aval.dtype for v in eqn.invars],
+                                                  out.aval.dtype, eqn.params))
+        self.local[out] = t
+
+    def _reduction(self, eqn, body, inits, finals):
+        name = eqn.primitive.name
+        src, out = eqn.invars[0], eqn.outvars[0]
+        axes = eqn.params["axes"]
+        val = self.read(src, body)
+        dt = src.aval.dtype
+        trailing = tuple(axes) == tuple(range(self.rank - len(axes), self.rank))
+        depth = self.rank - len(axes) if not self.flat else 0
+        kept = [d for d in range(self.rank) if d not in axes]
+        if name in ("argmax", "argmin"):
+            return self._arg_reduction(eqn, val, trailing, depth, kept, body, inits, finals)
+        init = _reduction_identity(name, dt)
+        combine = _COMBINE[name]
+        res = self.gen.name(out)
+        if trailing:
+            acc = self.gen.tmp("acc")
+            inits.setdefault(depth, []).append(f"{acc} = {scalar.literal(init, dt) if dt != np.bool_ else init}")
+            body.append(f"{acc} = {combine(acc, val, dt)}")
+            if out.aval.shape == ():
+                finals.setdefault(depth, []).append(f"{res} = {acc}")
+            else:
+                finals.setdefault(depth, []).append(f"{res}[{', '.join(f'i{d}' for d in kept)}] = {acc}")
+                self.gen.emit(f"{res} = np.empty({self.gen.shape_src(out.aval.shape)}, {scalar.np_type(dt)})")
+            return
+        self.gen.emit(f"{res} = np.full({self.gen.shape_src(out.aval.shape)}, "
+                      f"{scalar.literal(init, dt) if dt != np.bool_ else init}, {scalar.np_type(dt)})")
+        k = ", ".join(f"i{d}" for d in kept)
+        body.append(f"{res}[{k}] = {combine(f'{res}[{k}]', val, dt)}")
+
+    def _arg_reduction(self, eqn, val, trailing, depth, kept, body, inits, finals):
+        out = eqn.outvars[0]
+        axis = eqn.params["axes"][0]
+        better = ">" if eqn.primitive.name == "argmax" else "<"
+        best, bi = self.gen.tmp("best"), self.gen.tmp("bi")
+        dt = eqn.invars[0].aval.dtype
+        start = -np.inf if better == ">" else np.inf
+        init = scalar.literal(start, dt) if dt.kind == "f" else scalar.literal(
+            np.iinfo(dt).min if better == ">" else np.iinfo(dt).max, dt) if dt.kind in "iu" else \
+            ("False" if better == ">" else "True")
+        pos = "i" if self.flat else f"i{axis}"
+        res = self.gen.name(out)
+        idx_t = scalar.np_type(out.aval.dtype)
+        if not trailing:
+            raise NotImplementedError("argmax/argmin over a non-trailing axis")
+        inits.setdefault(depth, []).extend([f"{best} = {init}", f"{bi} = -1"])
+        # The first NaN wins, then the first extremum, as XLA's argmax does.
+        body.append(f"if {bi} < 0 or ({best} == {best} and ({val} {better} {best} or {val} != {val})):")
+        body.append(f"    {best} = {val}")
+        body.append(f"    {bi} = {pos}")
+        if out.aval.shape == ():
+            finals.setdefault(depth, []).append(f"{res} = {idx_t}({bi})")
+        else:
+            self.gen.emit(f"{res} = np.empty({self.gen.shape_src(out.aval.shape)}, {idx_t})")
+            finals.setdefault(depth, []).append(f"{res}[{', '.join(f'i{d}' for d in kept)}] = {bi}")
+
+    def _emit_loops(self, n, body, inits, finals, _):
+        gen = self.gen
+        loops = [("i", n)] if self.flat else [(f"i{d}", gen.dim(s)) for d, s in enumerate(self.shape)]
+        depth = 1
+        for k, (var, bound) in enumerate(loops):
+            for line in inits.get(k, []):
+                gen.emit(line, depth)
+            gen.emit(f"for {var} in range({bound}):", depth)
+            depth += 1
+        for line in body:
+            gen.emit(line, depth)
+        for k in range(len(loops) - 1, -1, -1):
+            depth -= 1
+            for line in finals.get(k, []):
+                gen.emit(line, depth)
+        if not loops:   # rank-0 region (a scalar reduction of a scalar)
+            for line in inits.get(0, []) + body + finals.get(0, []):
+                gen.emit(line, 1)
+
+
+def _reduction_identity(name, dt):
+    if name in ("reduce_sum", "reduce_or"):
+        return 0 if name == "reduce_sum" else "False"
+    if name in ("reduce_prod", "reduce_and"):
+        return 1 if name == "reduce_prod" else "True"
+    if dt.kind == "f":
+        return -np.inf if name == "reduce_max" else np.inf
+    if dt == np.bool_:
+        return "False" if name == "reduce_max" else "True"
+    info = np.iinfo(dt)
+    return info.min if name == "reduce_max" else info.max
+
+
+_COMBINE = {
+    "reduce_sum": lambda a, v, dt: f"{scalar.np_type(dt)}({a} + {v})" if dt != np.bool_ else f"({a} or {v})",
+    "reduce_prod": lambda a, v, dt: f"{scalar.np_type(dt)}({a} * {v})" if dt != np.bool_ else f"({a} and {v})",
+    "reduce_max": lambda a, v, dt: f"sh.fmax({a}, {v})" if dt != np.bool_ else f"({a} or {v})",
+    "reduce_min": lambda a, v, dt: f"sh.fmin({a}, {v})" if dt != np.bool_ else f"({a} and {v})",
+    "reduce_and": lambda a, v, dt: f"({a} and {v})",
+    "reduce_or": lambda a, v, dt: f"({a} or {v})",
+}
+
+_HEADER = """\
+# Generated by numjax from a jaxpr; run with NUMBA_DISABLE_JIT=1 to step through it as Python.
+import math
+import numba
+import numpy as np
+try:
+    from numjax.lowering import vmath as vm
+except ImportError:
+    vm = None
+from numjax.lowering import scalar_helpers as sh
+from numjax.lowering import kernels as kn
+
+"""
+
+
+def lower_jaxpr(closed, name="fn"):
+    jaxpr = inline_jits(closed.jaxpr)
+    fn_name = "numjax_" + "".join(c if c.isalnum() else "_" for c in name)
+    body = Codegen(jaxpr, fn_name).generate()
+    source = _HEADER + "@numba.njit(cache=True, nogil=True)\n" + body
+    return Lowered(source, fn_name, closed.consts, closed.out_avals, closed.in_avals)
+
+
+def compile_jaxpr(closed, name="fn"):
+    try:
+        lowered = lower_jaxpr(closed, name)
+    except NotImplementedError as err:
+        warnings.warn(f"numjax: {name} runs eagerly, op by op: {err}", stacklevel=3)
+        return FallbackExecutable(closed)
+    return Executable(lowered)
+
+
+class Executable:
+    def __init__(self, lowered):
+        self.lowered = lowered
+        self.source = lowered.source
+        self._fn = None
+        self._consts = [np.ascontiguousarray(getattr(c, "_value", c)) for c in lowered.consts]
+        self._out = [(a.weak_type, a.dtype) for a in lowered.out_avals]
+
+    def ensure_compiled(self):
+        if self._fn is None:
+            key = hashlib.sha256(self.source.encode()).hexdigest()
+            fn = _compile_cache.get(key)
+            if fn is None:
+                from . import diskcache
+                module = diskcache.load_module(self.source, "prog")
+                fn = _compile_cache[key] = getattr(module, self.lowered.fn_name)
+            self._fn = fn
+        return self._fn
+
+    def call_arrays(self, vals):
+        fn = self._fn or self.ensure_compiled()
+        args = [v if type(v) is np.ndarray and v.flags.c_contiguous else np.ascontiguousarray(getattr(v, "_value", v))
+                for v in vals]
+        outs = fn(*self._consts, *args)
+        return [Array(o, w) for o, (w, _) in zip(outs, self._out)]
+
+
+class FallbackExecutable:
+    """Op-by-op evaluation for programs with a primitive that has no Numba lowering."""
+
+    def __init__(self, closed):
+        self.closed = closed
+        self.source = "# no Numba lowering; evaluated op by op\n" + str(closed)
+
+    def ensure_compiled(self):
+        return None
+
+    def call_arrays(self, vals):
+        return eval_jaxpr(self.closed.jaxpr, self.closed.consts, *vals)

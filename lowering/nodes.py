@@ -1,0 +1,153 @@
+"""Lowering rules for non-fusible equations: each returns source lines defining its outputs.
+
+Rule signature: ``rule(gen, eqn) -> list[str]``; ``gen.name(v)`` is a value's
+variable (an array, or a scalar for rank-0 values) and ``gen.shape_src`` a
+shape tuple whose sizes are read from the inputs where possible.
+"""
+import numpy as np
+
+from . import scalar
+
+
+def _arr(gen, v):
+    """An array view of ``v`` (rank-0 values live as scalars in generated code)."""
+    if v.aval.shape == ():
+        return f"np.full((1,), {gen.name(v)})"
+    return gen.name(v)
+
+
+def _out(gen, eqn, expr):
+    out = eqn.outvars[0]
+    if out.aval.shape == ():
+        return [f"{gen.name(out)} = ({expr}).reshape(-1)[0]"] if "np." in expr or "[" in expr else \
+               [f"{gen.name(out)} = {expr}"]
+    return [f"{gen.name(out)} = np.ascontiguousarray({expr})"]
+
+
+def _reshape(gen, eqn):
+    x, out = eqn.invars[0], eqn.outvars[0]
+    src = _arr(gen, x)
+    if eqn.params.get("dimensions") is not None:
+        src = f"np.ascontiguousarray({src}.transpose({tuple(eqn.params['dimensions'])}))"
+    if out.aval.shape == ():
+        return [f"{gen.name(out)} = {src}.reshape(-1)[0]"]
+    return [f"{gen.name(out)} = {src}.reshape({gen.shape_src(out.aval.shape)})"]
+
+
+def _transpose(gen, eqn):
+    perm = tuple(eqn.params["permutation"])
+    return [f"{gen.name(eqn.outvars[0])} = np.ascontiguousarray({gen.name(eqn.invars[0])}.transpose({perm}))"]
+
+
+def _slice(gen, eqn):
+    p = eqn.params
+    strides = p["strides"] or (1,) * len(p["start_indices"])
+    idx = ", ".join(f"{s}:{l}:{st}" if st != 1 else f"{s}:{l}"
+                    for s, l, st in zip(p["start_indices"], p["limit_indices"], strides))
+    return _out(gen, eqn, f"{gen.name(eqn.invars[0])}[{idx},]")
+
+
+def _rev(gen, eqn):
+    x = eqn.invars[0]
+    idx = ", ".join("::-1" if d in eqn.params["dimensions"] else ":" for d in range(x.aval.ndim))
+    return _out(gen, eqn, f"{gen.name(x)}[{idx},]")
+
+
+def _concatenate(gen, eqn):
+    parts = ", ".join(gen.name(v) if v.aval.shape != () else _arr(gen, v) for v in eqn.invars)
+    return [f"{gen.name(eqn.outvars[0])} = np.concatenate(({parts},), axis={eqn.params['dimension']})"]
+
+
+def _dot_general(gen, eqn):
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    out = eqn.outvars[0]
+    ln, rn = lhs.aval.ndim, rhs.aval.ndim
+    lfree = [i for i in range(ln) if i not in lc and i not in lb]
+    rfree = [i for i in range(rn) if i not in rc and i not in rb]
+    sh = lambda v, dims: " * ".join([gen.dim(v.aval.shape[d]) for d in dims]) or "1"  # noqa: E731
+    lperm, rperm = tuple(lb) + tuple(lfree) + tuple(lc), tuple(rb) + tuple(rc) + tuple(rfree)
+    l3 = f"kn.as3({_arr(gen, lhs)}, {lperm}, {sh(lhs, lb)}, {sh(lhs, lfree)}, {sh(lhs, lc)})"
+    r3 = f"kn.as3({_arr(gen, rhs)}, {rperm}, {sh(rhs, rb)}, {sh(rhs, rc)}, {sh(rhs, rfree)})"
+    dt = scalar.np_type(out.aval.dtype)
+    res = gen.tmp("mm")
+    kernel = "batched_matmul_blas" if lhs.aval.dtype.kind in "fc" else "batched_matmul_loop"
+    lines = [f"{res} = kn.{kernel}({l3}, {r3}, {dt}(0))"]
+    if out.aval.shape == ():
+        lines.append(f"{gen.name(out)} = {res}[0, 0, 0]")
+    else:
+        lines.append(f"{gen.name(out)} = {res}.reshape({gen.shape_src(out.aval.shape)})")
+    return lines
+
+
+def _squeeze(gen, eqn):
+    out = eqn.outvars[0]
+    if out.aval.shape == ():
+        return [f"{gen.name(out)} = {gen.name(eqn.invars[0])}.reshape(-1)[0]"]
+    return [f"{gen.name(out)} = {gen.name(eqn.invars[0])}.reshape({gen.shape_src(out.aval.shape)})"]
+
+
+def _cumulative(kind):
+    def rule(gen, eqn):
+        x, out = eqn.invars[0], eqn.outvars[0]
+        nd = x.aval.ndim
+        axis, reverse = eqn.params["axis"], eqn.params["reverse"]
+        perm = tuple(d for d in range(nd) if d != axis) + (axis,)
+        inv = tuple(int(i) for i in np.argsort(perm))
+        moved = f"np.ascontiguousarray({gen.name(x)}.transpose({perm}))" if axis != nd - 1 else gen.name(x)
+        res = gen.tmp("cum")
+        lines = [f"{res} = kn.cumulative_last({moved}.reshape(-1, {gen.dim(x.aval.shape[axis])}), "
+                 f"{kind}, {reverse})"]
+        moved_shape = tuple(x.aval.shape[d] for d in perm)
+        lines.append(f"{res} = {res}.reshape({gen.shape_src(moved_shape)})")
+        if axis != nd - 1:
+            lines.append(f"{res} = np.ascontiguousarray({res}.transpose({inv}))")
+        lines.append(f"{gen.name(out)} = {res}")
+        return lines
+    return rule
+
+
+def _dynamic_slice(gen, eqn):
+    x, *starts = eqn.invars
+    sizes = eqn.params["slice_sizes"]
+    lines, idx = [], []
+    for d, (s, k) in enumerate(zip(starts, sizes)):
+        t = gen.tmp("st")
+        lines.append(f"{t} = min(max(int({gen.name(s)}), 0), {gen.name(x)}.shape[{d}] - {k})")
+        idx.append(f"{t}:{t} + {k}")
+    return lines + _out(gen, eqn, f"{gen.name(x)}[{', '.join(idx)},]")
+
+
+def _dynamic_update_slice(gen, eqn):
+    x, upd, *starts = eqn.invars
+    out = gen.name(eqn.outvars[0])
+    lines, idx = [f"{out} = {gen.name(x)}.copy()"], []
+    for d, s in enumerate(starts):
+        t = gen.tmp("st")
+        k = f"{gen.name(upd)}.shape[{d}]"
+        lines.append(f"{t} = min(max(int({gen.name(s)}), 0), {gen.name(x)}.shape[{d}] - {k})")
+        idx.append(f"{t}:{t} + {k}")
+    lines.append(f"{out}[{', '.join(idx)},] = {gen.name(upd)}")
+    return lines
+
+
+def _pad(gen, eqn):
+    x, pv = eqn.invars
+    out = eqn.outvars[0]
+    cfg = eqn.params["padding_config"]
+    if any(lo < 0 or hi < 0 for lo, hi, _ in cfg):
+        raise NotImplementedError("pad with negative padding")
+    idx = ", ".join(f"{lo}:{lo + (n - 1) * (it + 1) + 1 if n else lo}:{it + 1}"
+                    for (lo, hi, it), n in zip(cfg, x.aval.shape))
+    return [f"{gen.name(out)} = np.full({gen.shape_src(out.aval.shape)}, {gen.name(pv)}, "
+            f"{scalar.np_type(out.aval.dtype)})",
+            f"{gen.name(out)}[{idx},] = {gen.name(x)}"]
+
+
+NODE_RULES = {
+    "reshape": _reshape, "transpose": _transpose, "slice": _slice, "rev": _rev,
+    "concatenate": _concatenate, "dot_general": _dot_general, "squeeze": _squeeze,
+    "cumsum": _cumulative(0), "cumprod": _cumulative(1), "cummax": _cumulative(2),
+    "cummin": _cumulative(3), "dynamic_slice": _dynamic_slice,
+    "dynamic_update_slice": _dynamic_update_slice, "pad": _pad,
+}

@@ -1,0 +1,146 @@
+"""Scalar expression table: primitive name -> source of one scalar expression.
+
+Shared by the CPU loop templates here and, later, the CUDA kernels: a fused
+region is just these expressions chained in one loop body. Every result is
+wrapped in its dtype's constructor so Numba's integer widening (int32+int32 ->
+int64) and float64 literals never leak into the result type.
+"""
+import numpy as np
+
+try:
+    from . import vmath as _vmath
+except ImportError:  # vmath is optional: numpy's libm calls are the fallback
+    _vmath = None
+
+_VMATH_FUNCS = {"exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "erf", "pow"}
+
+
+def np_type(dtype):
+    dtype = np.dtype(dtype)
+    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+
+
+def literal(val, dtype):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return "True" if val else "False"
+    if dtype.kind == "f":
+        v = float(val)
+        if np.isnan(v):
+            return f"{np_type(dtype)}(np.nan)"
+        if np.isinf(v):
+            return f"{np_type(dtype)}({'-' if v < 0 else ''}np.inf)"
+        return f"{np_type(dtype)}({v!r})"
+    return f"{np_type(dtype)}({int(val)})"
+
+
+def _vm(name, dtype):
+    """vmath's vectorizable version when it has one for this dtype, else numpy's libm call."""
+    suffix = {np.dtype(np.float32): "_f32", np.dtype(np.float64): "_f64"}.get(np.dtype(dtype))
+    if suffix and name in _VMATH_FUNCS and _vmath is not None and hasattr(_vmath, name + suffix):
+        return f"vm.{name}{suffix}"
+    return None
+
+
+def _unary_math(np_name, vm_name=None):
+    def rule(args, in_dtypes, out_dtype, params):
+        fn = _vm(vm_name or np_name, out_dtype) or f"np.{np_name}"
+        return f"{fn}({args[0]})"
+    return rule
+
+
+def _binop(op):
+    return lambda args, in_dtypes, out_dtype, params: f"({args[0]} {op} {args[1]})"
+
+
+def _call(helper):
+    return lambda args, in_dtypes, out_dtype, params: f"{helper}({', '.join(args)})"
+
+
+def _integer_pow(args, in_dtypes, out_dtype, params):
+    y, x = params["y"], args[0]
+    if y == 0:
+        return literal(1, out_dtype)
+    body = " * ".join([x] * abs(y)) if abs(y) <= 4 else f"sh.ipow({x}, {abs(y)})"
+    return f"({literal(1, out_dtype)} / ({body}))" if y < 0 else f"({body})"
+
+
+def _convert(args, in_dtypes, out_dtype, params):
+    src, dst = np.dtype(in_dtypes[0]), np.dtype(out_dtype)
+    if dst == np.bool_:
+        return f"({args[0]} != 0)"
+    if src.kind == "f" and dst.kind in "iu":
+        return f"sh.f2i_{dst.name}({args[0]})"
+    return args[0]
+
+
+def _select_n(args, in_dtypes, out_dtype, params):
+    which, cases = args[0], args[1:]
+    if len(cases) == 1:
+        return cases[0]
+    if np.dtype(in_dtypes[0]) == np.bool_:
+        return f"({cases[1]} if {which} else {cases[0]})"
+    expr = cases[-1]
+    for k in range(len(cases) - 2, -1, -1):
+        expr = f"({cases[k]} if {which} <= {k} else {expr})"
+    return expr
+
+
+def _div(args, in_dtypes, out_dtype, params):
+    if np.dtype(out_dtype).kind in "iu":
+        return f"sh.idiv({args[0]}, {args[1]})"
+    return f"({args[0]} / {args[1]})"
+
+
+def _rem(args, in_dtypes, out_dtype, params):
+    if np.dtype(out_dtype).kind in "iu":
+        return f"sh.irem({args[0]}, {args[1]})"
+    return f"np.fmod({args[0]}, {args[1]})"
+
+
+def _pow(args, in_dtypes, out_dtype, params):
+    fn = _vm("pow", out_dtype) or "np.power"
+    return f"{fn}({args[0]}, {args[1]})"
+
+
+RULES = {
+    "add": _binop("+"), "sub": _binop("-"), "mul": _binop("*"), "div": _div, "rem": _rem,
+    "neg": lambda a, i, o, p: f"(-{a[0]})",
+    "max": _call("sh.fmax"), "min": _call("sh.fmin"), "pow": _pow,
+    "integer_pow": _integer_pow,
+    "exp": _unary_math("exp"), "exp2": _unary_math("exp2"), "log": _unary_math("log"),
+    "log1p": _unary_math("log1p"), "expm1": _unary_math("expm1"), "tanh": _unary_math("tanh"),
+    "logistic": lambda a, i, o, p: f"{_vm('logistic', o) or 'sh.logistic'}({a[0]})",
+    "sin": _unary_math("sin"), "cos": _unary_math("cos"), "tan": _unary_math("tan"),
+    "asin": _unary_math("arcsin"), "acos": _unary_math("arccos"), "atan": _unary_math("arctan"),
+    "sinh": _unary_math("sinh"), "cosh": _unary_math("cosh"), "asinh": _unary_math("arcsinh"),
+    "acosh": _unary_math("arccosh"), "atanh": _unary_math("arctanh"),
+    "atan2": lambda a, i, o, p: f"np.arctan2({a[0]}, {a[1]})",
+    "sqrt": _unary_math("sqrt"), "cbrt": _unary_math("cbrt"),
+    "rsqrt": lambda a, i, o, p: f"({literal(1, o)} / np.sqrt({a[0]}))",
+    "erf": lambda a, i, o, p: f"{_vm('erf', o) or 'math.erf'}({a[0]})",
+    "abs": lambda a, i, o, p: f"abs({a[0]})", "sign": _call("sh.sign"),
+    "floor": _unary_math("floor"), "ceil": _unary_math("ceil"),
+    "round": lambda a, i, o, p: (f"np.rint({a[0]})" if p.get("rounding_method") == 1
+                                 else f"sh.round_away({a[0]})"),
+    "is_finite": lambda a, i, o, p: f"np.isfinite({a[0]})",
+    "eq": _binop("=="), "ne": _binop("!="), "lt": _binop("<"), "le": _binop("<="),
+    "gt": _binop(">"), "ge": _binop(">="),
+    "and": _binop("&"), "or": _binop("|"), "xor": _binop("^"),
+    "not": lambda a, i, o, p: f"(not {a[0]})" if np.dtype(o) == np.bool_ else f"(~{a[0]})",
+    "select_n": _select_n, "convert_element_type": _convert,
+    "clamp": lambda a, i, o, p: f"sh.fmin(sh.fmax({a[1]}, {a[0]}), {a[2]})",
+    "shift_left": _binop("<<"), "shift_right_arithmetic": _binop(">>"),
+}
+
+
+def expression(name, args, in_dtypes, out_dtype, params):
+    """Source of ``name`` applied to scalar sources ``args``, cast to ``out_dtype``."""
+    expr = RULES[name](args, in_dtypes, out_dtype, params)
+    if np.dtype(out_dtype) == np.bool_:
+        return expr
+    return f"{np_type(out_dtype)}({expr})"
+
+
+def is_elementwise(name):
+    return name in RULES

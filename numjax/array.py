@@ -1,0 +1,131 @@
+"""``numjax.Array``: an immutable CPU array wrapping a numpy buffer, plus its weak-type bit."""
+import numpy as np
+
+from . import core, dtypes
+
+
+class Array:
+    __slots__ = ("_value", "weak_type", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, value, weak_type=False):
+        self._value = value
+        self.weak_type = weak_type
+
+    # -- metadata
+    @property
+    def aval(self):
+        return core.ShapedArray(self._value.shape, self._value.dtype, self.weak_type)
+
+    shape = property(lambda self: self._value.shape)
+    dtype = property(lambda self: self._value.dtype)
+    ndim = property(lambda self: self._value.ndim)
+    size = property(lambda self: self._value.size)
+    itemsize = property(lambda self: self._value.itemsize)
+    nbytes = property(lambda self: self._value.nbytes)
+
+    def devices(self):
+        from .api import devices
+        return {devices()[0]}
+
+    @property
+    def device(self):
+        from .api import devices
+        return devices()[0]
+
+    # -- conversion
+    def __array__(self, dtype=None, copy=None):
+        if copy:
+            return np.array(self._value, dtype=dtype)
+        return self._value if dtype is None else self._value.astype(dtype, copy=False)
+
+    def item(self, *args):
+        return self._value.item(*args)
+
+    def tolist(self):
+        return self._value.tolist()
+
+    def block_until_ready(self):
+        return self
+
+    def copy(self):
+        return Array(self._value.copy(), self.weak_type)
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return len(self._value)
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (Array(v, self.weak_type) if isinstance(v, np.ndarray) else
+                Array(np.asarray(v), self.weak_type) for v in self._value)
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __complex__(self):
+        return complex(self._value)
+
+    def __index__(self):
+        if self._value.dtype.kind not in "iub":
+            raise TypeError(f"only integer scalar arrays can be converted to a scalar index")
+        return int(self._value)
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'numjax.Array'")
+
+    def __setitem__(self, idx, val):
+        raise TypeError(core.IMMUTABLE_MESSAGE)
+
+    def __reduce__(self):
+        return (_reconstruct, (self._value, self.weak_type))
+
+    def __format__(self, spec):
+        return format(self._value.item(), spec) if self._value.ndim == 0 else format(str(self), spec)
+
+    # -- printing
+    def __repr__(self):
+        return _array_repr(self._value, self.weak_type)
+
+    def __str__(self):
+        return str(self._value)
+
+
+def _reconstruct(value, weak_type):
+    return Array(value, weak_type)
+
+
+def _array_repr(value, weak_type):
+    extra = f"dtype={value.dtype.name}"
+    if weak_type:
+        extra += ", weak_type=True"
+    if value.size == 0 and value.shape != (0,):
+        extra = f"shape={value.shape}, " + extra
+    body = np.array2string(value, separator=", ", prefix="Array(", suffix=", " + extra + ")")
+    if value.dtype.kind not in "fcb" or value.dtype == np.bool_:
+        pass
+    return f"Array({body}, {extra})"
+
+
+def wrap(value, weak_type=False):
+    """Array from a numpy value, narrowing 64-bit dtypes when x64 is off."""
+    value = np.asarray(value)
+    dt = dtypes.canonicalize_dtype(value.dtype)
+    if dt != value.dtype:
+        value = value.astype(dt)
+    return Array(value, weak_type)
+
+
+def to_numpy(x):
+    """The numpy value of an eager operand (Array, numpy array or scalar)."""
+    if type(x) is Array:
+        return x._value
+    return np.asarray(x)

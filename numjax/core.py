@@ -1,0 +1,255 @@
+"""Tracing core: abstract values, primitives, traces and tracers.
+
+A *primitive* is only a name; what it means lives in tables keyed by it:
+``impl_rules`` (eager evaluation on numpy), ``abstract_eval_rules`` (output
+shape/dtype/weak type) here, and one table per transformation in
+``numjax/interpreters/``. ``Primitive.bind`` routes an application to the
+innermost active trace, as in JAX: a stack of traces (one per nested
+transformation) plus an optional *dynamic* trace (``jit``/``make_jaxpr``)
+that stages out every operation, even ones on constants.
+"""
+import contextlib
+import itertools
+
+import numpy as np
+
+from . import dtypes
+from .errors import (ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
+                     TracerIntegerConversionError)
+
+
+# ---------------------------------------------------------------- abstract values
+
+class ShapedArray:
+    __slots__ = ("shape", "dtype", "weak_type")
+    array_abstraction_level = 1
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __eq__(self, other):
+        return (type(other) is ShapedArray and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def str_short(self, short_dtypes=False):
+        dt = dtypes.short_name(self.dtype) if short_dtypes else self.dtype.name
+        return f"{dt}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+
+def get_aval(x):
+    """Abstract value of a tracer, Array, numpy array or Python scalar."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval
+    if type(x) in (int, float, complex):
+        return ShapedArray((), dtypes.python_scalar_dtype(x), True)
+    if type(x) is bool:
+        return ShapedArray((), dtypes.bool_, False)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype), False)
+    raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+
+
+# ---------------------------------------------------------------- primitives
+
+impl_rules = {}
+abstract_eval_rules = {}
+
+
+class Primitive:
+    multiple_results = False
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+    def bind(self, *args, **params):
+        if _no_trace_active():
+            return impl_rules[self](*args, **params)
+        trace = find_top_trace(args)
+        tracers = [trace.full_raise(a) for a in args]
+        outs = trace.process_primitive(self, tracers, params)
+        if self.multiple_results:
+            return [full_lower(o) for o in outs]
+        return full_lower(outs)
+
+    def abstract_eval(self, *avals, **params):
+        return abstract_eval_rules[self](*avals, **params)
+
+
+# ---------------------------------------------------------------- traces
+
+class MainTrace:
+    def __init__(self, level, trace_type, global_data=None):
+        self.level, self.trace_type, self.global_data = level, trace_type, global_data
+
+    def __repr__(self):
+        return f"MainTrace({self.level}, {self.trace_type.__name__})"
+
+
+class Trace:
+    def __init__(self, main):
+        self.main = main
+
+    def full_raise(self, val):
+        if not isinstance(val, Tracer):
+            return self.pure(val)
+        if val._trace.main is self.main:
+            return val
+        if val._trace.main.level < self.main.level:
+            return self.lift(val)
+        raise ValueError(f"Escaped tracer {val} reached a transformation that does not own it. "
+                         "This is usually a side effect that stores a traced value outside the "
+                         "transformed function (jax.errors.UnexpectedTracerError).")
+
+    def pure(self, val):
+        raise NotImplementedError
+
+    lift = pure
+
+    def process_primitive(self, primitive, tracers, params):
+        raise NotImplementedError
+
+
+class EvalTrace(Trace):
+    pure = lift = lambda self, x: x
+
+    def process_primitive(self, primitive, tracers, params):
+        return impl_rules[primitive](*tracers, **params)
+
+
+trace_stack = [MainTrace(0, EvalTrace)]
+_dynamic = [trace_stack[0]]   # the bottom-most trace that must see every op
+
+
+def _no_trace_active():
+    return len(trace_stack) == 1 and _dynamic[0] is trace_stack[0]
+
+
+@contextlib.contextmanager
+def new_main(trace_type, global_data=None, dynamic=False):
+    main = MainTrace(len(trace_stack), trace_type, global_data)
+    trace_stack.append(main)
+    prev_dynamic = _dynamic[0]
+    if dynamic:
+        _dynamic[0] = main
+    try:
+        yield main
+    finally:
+        _dynamic[0] = prev_dynamic
+        trace_stack.pop()
+
+
+def find_top_trace(xs):
+    top = _dynamic[0]
+    for x in xs:
+        if isinstance(x, Tracer) and x._trace.main.level > top.level:
+            top = x._trace.main
+    return top.trace_type(top)
+
+
+def full_lower(val):
+    return val.full_lower() if isinstance(val, Tracer) else val
+
+
+def cur_level():
+    return len(trace_stack) - 1
+
+
+# ---------------------------------------------------------------- tracers
+
+class Tracer:
+    """A stand-in for an array while a function is being transformed.
+
+    Operators dispatch to ``numjax.numpy`` (installed by that module), so the
+    same user code runs on Arrays and Tracers.
+    """
+    __array_priority__ = 1000
+    __slots__ = ("_trace",)
+
+    aval = property(lambda self: raise_not_implemented())
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def full_lower(self):
+        return self
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self):
+        raise TracerBoolConversionError(self)
+
+    def __int__(self):
+        raise ConcretizationTypeError(self, _conversion_hint("int"))
+
+    def __float__(self):
+        raise ConcretizationTypeError(self, _conversion_hint("float"))
+
+    def __complex__(self):
+        raise ConcretizationTypeError(self, _conversion_hint("complex"))
+
+    def __index__(self):
+        raise TracerIntegerConversionError(self)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TracerArrayConversionError(self)
+
+    def __setitem__(self, idx, val):
+        raise TypeError(IMMUTABLE_MESSAGE.format(type(self).__name__))
+
+    def _tracer_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        weak = "~" if self.aval.weak_type else ""
+        return f"{self._tracer_name()}<{weak}{self.aval.str_short()}>"
+
+    __str__ = __repr__
+
+
+def raise_not_implemented():
+    raise NotImplementedError
+
+
+def _conversion_hint(fn):
+    return (f"The problem arose with the `{fn}` function. If trying to convert the data type of a "
+            f"value, try using `x.astype({fn})` or `jnp.array(x, {fn})` instead.")
+
+
+IMMUTABLE_MESSAGE = (
+    "JAX arrays are immutable and do not support in-place item assignment. Instead of "
+    "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+    "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+
+_fresh_ids = itertools.count()

@@ -1,0 +1,183 @@
+"""dtype rules of JAX: canonical dtypes under x32/x64, weak types and the promotion lattice.
+
+Python scalars are *weakly typed*: they take the dtype of the array they meet
+(``f32_array * 2.0`` stays float32). Promotion is the least upper bound in
+JAX's lattice, where the weak categories sit below every concrete dtype of
+their kind.
+"""
+import functools
+
+import numpy as np
+
+from .config import config
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
+
+# Weak categories are strings so they never collide with numpy dtypes.
+_WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
+
+_LATTICE = {
+    bool_: [_WEAK_INT],
+    _WEAK_INT: [uint8, int8],
+    uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64], uint64: [_WEAK_FLOAT],
+    int8: [int16], int16: [int32], int32: [int64], int64: [_WEAK_FLOAT],
+    _WEAK_FLOAT: [_WEAK_COMPLEX, float16],
+    float16: [float32], float32: [float64, complex64], float64: [complex128],
+    _WEAK_COMPLEX: [complex64], complex64: [complex128], complex128: [],
+}
+
+
+def _upper_sets():
+    ups = {}
+
+    def visit(node):
+        if node not in ups:
+            s = {node}
+            for child in _LATTICE[node]:
+                s |= visit(child)
+            ups[node] = frozenset(s)
+        return ups[node]
+
+    for node in _LATTICE:
+        visit(node)
+    return ups
+
+
+_UPPER = _upper_sets()
+
+
+def _least_upper_bound(nodes):
+    common = frozenset.intersection(*(_UPPER[n] for n in nodes))
+    for cand in common:
+        if _UPPER[cand] == common:
+            return cand
+    raise TypeError(f"no common type for {nodes}")  # unreachable: the lattice has a top
+
+
+_X32_CANON = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+
+
+def canonicalize_dtype(dtype):
+    """The dtype JAX actually stores: 64-bit types narrow when x64 is off."""
+    dtype = np.dtype(dtype)
+    if not config.jax_enable_x64:
+        return _X32_CANON.get(dtype, dtype)
+    return dtype
+
+
+def default_int_dtype():
+    return int64 if config.jax_enable_x64 else int32
+
+
+def default_float_dtype():
+    return float64 if config.jax_enable_x64 else float32
+
+
+def default_complex_dtype():
+    return complex128 if config.jax_enable_x64 else complex64
+
+
+def _weak_default(cat):
+    return {_WEAK_INT: default_int_dtype, _WEAK_FLOAT: default_float_dtype,
+            _WEAK_COMPLEX: default_complex_dtype}[cat]()
+
+
+def _node(dtype, weak):
+    if not weak:
+        return dtype
+    kind = dtype.kind
+    if kind in "iu":
+        return _WEAK_INT
+    if kind == "f":
+        return _WEAK_FLOAT
+    if kind == "c":
+        return _WEAK_COMPLEX
+    return dtype
+
+
+@functools.lru_cache(maxsize=4096)
+def _promote(pairs, x64):
+    node = _least_upper_bound([_node(d, w) for d, w in pairs])
+    if isinstance(node, str):
+        return canonicalize_dtype(_weak_default(node)), True
+    return canonicalize_dtype(node), False
+
+
+def promote(*dtype_weak_pairs):
+    """(dtype, weak_type) of the result of combining operands given as (dtype, weak) pairs."""
+    return _promote(tuple(dtype_weak_pairs), config.jax_enable_x64)
+
+
+def python_scalar_dtype(x):
+    if isinstance(x, (bool, np.bool_)):
+        return bool_
+    if isinstance(x, int):
+        return default_int_dtype()
+    if isinstance(x, float):
+        return default_float_dtype()
+    if isinstance(x, complex):
+        return default_complex_dtype()
+    raise TypeError(f"{type(x)} is not a Python scalar")
+
+
+def is_weak_scalar(x):
+    return type(x) in (int, float, complex)
+
+
+def dtype_and_weak(x):
+    """(dtype, weak_type) of any array-like operand."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.dtype, aval.weak_type
+    if type(x) is bool:
+        return bool_, False
+    if type(x) in (int, float, complex):
+        return python_scalar_dtype(x), True
+    return canonicalize_dtype(np.result_type(x)), False
+
+
+def result_type(*args, return_weak_type_flag=False):
+    dt, weak = promote(*(dtype_and_weak(a) if not _is_dtype_like(a) else (canonicalize_dtype(a), False)
+                         for a in args))
+    return (dt, weak) if return_weak_type_flag else dt
+
+
+def _is_dtype_like(x):
+    if isinstance(x, (np.dtype, type)) and not isinstance(x, (int, float)):
+        return True
+    return isinstance(x, str)
+
+
+def promote_types(a, b):
+    return promote((np.dtype(a), False), (np.dtype(b), False))[0]
+
+
+def issubdtype(a, b):
+    return np.issubdtype(a, b)
+
+
+def is_float(dtype):
+    return np.dtype(dtype).kind == "f"
+
+
+def is_int(dtype):
+    return np.dtype(dtype).kind in "iu"
+
+
+def is_inexact(dtype):
+    return np.dtype(dtype).kind in "fc"
+
+
+_SHORT = {"bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+          "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+          "float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16",
+          "complex64": "c64", "complex128": "c128"}
+
+
+def short_name(dtype):
+    """The abbreviation jaxprs print (``f32``, ``i32``, ``bool``)."""
+    return _SHORT[np.dtype(dtype).name]

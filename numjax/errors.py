@@ -1,0 +1,59 @@
+"""JAX's error types, with JAX's messages, so ``except jax.errors.X`` keeps working."""
+
+_URL = "https://docs.jax.dev/en/latest/errors.html#jax.errors."
+
+
+class JAXTypeError(TypeError):
+    pass
+
+
+class JAXIndexError(IndexError):
+    pass
+
+
+def _origin(tracer):
+    origin = getattr(tracer, "_origin_msg", None)
+    return origin() if origin is not None else ""
+
+
+class ConcretizationTypeError(JAXTypeError):
+    def __init__(self, tracer, context=""):
+        aval = tracer.aval.str_short() if hasattr(tracer, "aval") else str(tracer)
+        msg = f"Abstract tracer value encountered where concrete value is expected: traced array with shape {aval}\n"
+        if context:
+            msg += context + "\n"
+        msg += _origin(tracer) + "\n"
+        msg += f"See {_URL}ConcretizationTypeError"
+        super().__init__(msg)
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    def __init__(self, tracer):
+        msg = (f"Attempted boolean conversion of traced array with shape {tracer.aval.str_short()}.\n"
+               f"{_origin(tracer)}See {_URL}TracerBoolConversionError")
+        TypeError.__init__(self, msg)
+
+
+class TracerIntegerConversionError(JAXTypeError):
+    def __init__(self, tracer):
+        msg = (f"The __index__() method was called on traced array with shape {tracer.aval.str_short()}.\n"
+               f"{_origin(tracer)}See {_URL}TracerIntegerConversionError")
+        super().__init__(msg)
+
+
+class TracerArrayConversionError(JAXTypeError):
+    def __init__(self, tracer):
+        msg = (f"The numpy.ndarray conversion method __array__() was called on traced array with shape "
+               f"{tracer.aval.str_short()}.\n{_origin(tracer)}See {_URL}TracerArrayConversionError")
+        super().__init__(msg)
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
+    def __init__(self, tracer):
+        super().__init__(
+            f"Array boolean indices must be concrete; got {tracer.aval.str_short()}\n\n"
+            f"See {_URL}NonConcreteBooleanIndexError")
+
+
+class UnexpectedTracerError(Exception):
+    pass

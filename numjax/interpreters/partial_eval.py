@@ -1,0 +1,197 @@
+"""Staging a Python function out into a jaxpr (the trace behind jit and make_jaxpr).
+
+Rule signature: there is no per-primitive table for plain staging; every
+primitive is staged by ``abstract_eval_rules`` from ``numjax.core``. The
+builder records one ``JaxprEqn`` per bound primitive; scalar constants become
+``Literal``s and array constants become constvars, as JAX prints them.
+"""
+import inspect
+
+import numpy as np
+
+from .. import core
+from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+
+
+class JitTracer(core.Tracer):
+    __slots__ = ("aval_", "var", "const")
+
+    def __init__(self, trace, aval, var, const=None):
+        self._trace, self.aval_, self.var, self.const = trace, aval, var, const
+
+    aval = property(lambda self: self.aval_)
+
+    def _origin_msg(self):
+        builder = self._trace.main.global_data
+        return builder.describe_origin(self.var)
+
+
+class JaxprBuilder:
+    def __init__(self, debug_info=None):
+        self.eqns = []
+        self.const_tracers = {}     # id(value) -> tracer, so a constant is staged once
+        self.constvar_vals = {}     # Var -> array value
+        self.debug_info = debug_info or {}
+        self.producers = {}         # Var -> eqn, for error messages about provenance
+        self.invars = []
+
+    # -- building
+    def new_arg(self, trace, aval):
+        var = Var(aval)
+        self.invars.append(var)
+        return JitTracer(trace, aval, var)
+
+    def const(self, trace, val):
+        key = id(val)
+        hit = self.const_tracers.get(key)
+        if hit is not None and hit.const is val:
+            return hit
+        aval = core.get_aval(val)
+        var = Var(aval)
+        tracer = JitTracer(trace, aval, var, const=val)
+        self.const_tracers[key] = tracer
+        return tracer
+
+    def atom(self, tracer):
+        if tracer.const is not None and tracer.aval.shape == ():
+            return Literal(_scalar_value(tracer.const, tracer.aval), tracer.aval)
+        if tracer.const is not None:
+            self.constvar_vals[tracer.var] = tracer.const
+        return tracer.var
+
+    def add_eqn(self, primitive, in_tracers, out_avals, params):
+        outvars = [Var(a) for a in out_avals]
+        eqn = JaxprEqn(primitive, [self.atom(t) for t in in_tracers], outvars, params)
+        self.eqns.append(eqn)
+        for v in outvars:
+            self.producers[v] = eqn
+        return outvars
+
+    def build(self, out_tracers):
+        outvars = [self.atom(t) for t in out_tracers]
+        constvars = list(self.constvar_vals)
+        jaxpr = Jaxpr(constvars, list(self.invars), outvars, self.eqns)
+        jaxpr = _drop_dead_eqns(jaxpr)
+        used = _used_vars(jaxpr)
+        constvars = [v for v in constvars if v in used]
+        jaxpr.constvars = constvars
+        return ClosedJaxpr(jaxpr, [self.constvar_vals[v] for v in constvars])
+
+    # -- error messages
+    def describe_origin(self, var):
+        info = self.debug_info
+        if not info:
+            return ""
+        deps = self._input_dependencies(var)
+        names = info.get("arg_names") or []
+        msg = (f"The error occurred while tracing the function {info['fun_name']} at "
+               f"{info['fun_src']} for {info['what']}.")
+        dep_names = [names[i] for i in deps if i < len(names)]
+        if len(dep_names) == 1:
+            msg += (" This concrete value was not available in Python because it depends on the "
+                    f"value of the argument {dep_names[0]}.")
+        elif dep_names:
+            msg += (" This concrete value was not available in Python because it depends on the "
+                    f"values of the arguments {', '.join(dep_names[:-1])} and {dep_names[-1]}.")
+        return msg + "\n"
+
+    def _input_dependencies(self, var):
+        positions = {v: i for i, v in enumerate(self.invars)}
+        seen, stack, found = set(), [var], set()
+        while stack:
+            v = stack.pop()
+            if v in seen or type(v) is Literal:
+                continue
+            seen.add(v)
+            if v in positions:
+                found.add(positions[v])
+            eqn = self.producers.get(v)
+            if eqn is not None:
+                stack.extend(eqn.invars)
+        return sorted(found)
+
+
+def _scalar_value(val, aval):
+    arr = np.asarray(getattr(val, "_value", val))
+    return arr.astype(aval.dtype).item() if arr.dtype != aval.dtype else arr.item()
+
+
+def _used_vars(jaxpr):
+    used = {v for v in jaxpr.outvars if type(v) is Var}
+    for eqn in jaxpr.eqns:
+        used.update(v for v in eqn.invars if type(v) is Var)
+    return used
+
+
+def _drop_dead_eqns(jaxpr):
+    # Only equations whose results are never read are dropped; every primitive
+    # here is pure, so this cannot change what the program computes.
+    live = {v for v in jaxpr.outvars if type(v) is Var}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in live for v in eqn.outvars) or eqn.primitive.name in _EFFECTFUL:
+            kept.append(eqn)
+            live.update(v for v in eqn.invars if type(v) is Var)
+    jaxpr.eqns = kept[::-1]
+    return jaxpr
+
+
+_EFFECTFUL = set()
+
+
+class DynamicJaxprTrace(core.Trace):
+    @property
+    def builder(self):
+        return self.main.global_data
+
+    def pure(self, val):
+        return self.builder.const(self, val)
+
+    lift = pure
+
+    def process_primitive(self, primitive, tracers, params):
+        avals_in = [t.aval for t in tracers]
+        avals_out = primitive.abstract_eval(*avals_in, **params)
+        multiple = primitive.multiple_results
+        outvars = self.builder.add_eqn(primitive, tracers, avals_out if multiple else [avals_out], params)
+        outs = [JitTracer(self, v.aval, v) for v in outvars]
+        return outs if multiple else outs[0]
+
+
+def trace_to_jaxpr(fun, in_avals, debug_info=None):
+    """Trace ``fun(*tracers)`` (flat args, flat outputs) to a ClosedJaxpr."""
+    builder = JaxprBuilder(debug_info)
+    with core.new_main(DynamicJaxprTrace, builder, dynamic=True) as main:
+        trace = DynamicJaxprTrace(main)
+        tracers = [builder.new_arg(trace, aval) for aval in in_avals]
+        outs = fun(*tracers)
+        out_tracers = [trace.full_raise(o) for o in outs]
+        return builder.build(out_tracers)
+
+
+def debug_info(fun, what, arg_names=None):
+    name = getattr(fun, "__name__", type(fun).__name__)
+    try:
+        target = inspect.unwrap(fun)
+        code = getattr(target, "__code__", None) or getattr(getattr(target, "func", None), "__code__")
+        src = f"{code.co_filename}:{code.co_firstlineno}"
+    except (AttributeError, TypeError, ValueError):
+        src = "<unknown>"
+    return {"fun_name": name, "fun_src": src, "what": what, "arg_names": arg_names or []}
+
+
+def arg_names_of(fun, n_args, static_argnums=()):
+    """Names of the positional parameters, as JAX names them in error messages."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    names = []
+    for i in range(n_args):
+        if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY, params[i].POSITIONAL_OR_KEYWORD):
+            names.append(params[i].name)
+        elif params and params[-1].kind == params[-1].VAR_POSITIONAL:
+            names.append(f"{params[-1].name}[{i - len(params) + 1}]")
+        else:
+            names.append(f"args[{i}]")
+    return names

@@ -1,0 +1,223 @@
+"""The jaxpr IR: variables, literals, equations, and JAX's text format.
+
+A jaxpr is a list of equations ``outvars = primitive[params] invars`` in
+A-normal form; ``ClosedJaxpr`` pairs it with the values of its constvars.
+Every interpreter is the same loop: ``read`` inputs, apply a rule, ``write``
+outputs (see ``eval_jaxpr``).
+"""
+import numpy as np
+
+from . import core
+
+
+class Var:
+    __slots__ = ("aval", "count")
+    _counter = 0
+
+    def __init__(self, aval):
+        self.aval = aval
+        Var._counter += 1
+        self.count = Var._counter
+
+    def __repr__(self):
+        return f"Var({self.count}:{self.aval.str_short(True)})"
+
+
+class Literal:
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval):
+        self.val, self.aval = val, aval
+
+    def __repr__(self):
+        return _format_literal(self)
+
+
+class JaxprEqn:
+    __slots__ = ("primitive", "invars", "outvars", "params")
+
+    def __init__(self, primitive, invars, outvars, params):
+        self.primitive, self.invars, self.outvars, self.params = primitive, invars, outvars, params
+
+    def __repr__(self):
+        return pp_eqn(self, _Names(), 0)
+
+
+class Jaxpr:
+    def __init__(self, constvars, invars, outvars, eqns):
+        self.constvars, self.invars, self.outvars, self.eqns = constvars, invars, outvars, eqns
+
+    def __str__(self):
+        return pp_jaxpr(self, _Names(), 0)
+
+    __repr__ = __str__
+
+    @property
+    def in_avals(self):
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self):
+        return [v.aval for v in self.outvars]
+
+
+class ClosedJaxpr:
+    def __init__(self, jaxpr, consts):
+        self.jaxpr, self.consts = jaxpr, list(consts)
+
+    in_avals = property(lambda self: self.jaxpr.in_avals)
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+    eqns = property(lambda self: self.jaxpr.eqns)
+
+    def __str__(self):
+        return str(self.jaxpr)
+
+    __repr__ = __str__
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(str(self))
+
+
+# ---------------------------------------------------------------- evaluation
+
+def eval_jaxpr(jaxpr, consts, *args):
+    env = {}
+
+    def read(v):
+        return v.val if type(v) is Literal else env[v]
+
+    def write(v, val):
+        env[v] = val
+
+    for v, val in zip(jaxpr.constvars, consts):
+        write(v, val)
+    for v, val in zip(jaxpr.invars, args):
+        write(v, val)
+    for eqn in jaxpr.eqns:
+        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for v, val in zip(eqn.outvars, outs):
+            write(v, val)
+    return [read(v) for v in jaxpr.outvars]
+
+
+# ---------------------------------------------------------------- printing
+
+WIDTH = 80
+
+
+class _Names:
+    """Assigns JAX's short names (a, b, ..., z, ba, bb, ...) in order of first print."""
+
+    def __init__(self):
+        self.names = {}
+
+    def __getitem__(self, var):
+        name = self.names.get(var)
+        if name is None:
+            name = self.names[var] = _encode(len(self.names))
+        return name
+
+    def alias(self, var, name):
+        self.names[var] = name
+
+
+def _encode(n):
+    s = chr(ord("a") + n % 26)
+    n //= 26
+    while n:
+        s = chr(ord("a") + n % 26) + s
+        n //= 26
+    return s
+
+
+def _format_literal(lit):
+    val = lit.val
+    if isinstance(val, np.ndarray):
+        val = val.item() if val.ndim == 0 else val
+    if isinstance(val, (np.floating, float)):
+        val = float(val)
+    elif isinstance(val, (np.bool_, bool)):
+        val = bool(val)
+    elif isinstance(val, (np.integer, int)):
+        val = int(val)
+    return f"{val!r}:{lit.aval.str_short(True)}"
+
+
+def _pp_atom(v, names):
+    return _format_literal(v) if type(v) is Literal else names[v]
+
+
+def _pp_binder(v, names):
+    return f"{names[v]}:{v.aval.str_short(True)}"
+
+
+def pp_jaxpr(jaxpr, names, indent):
+    consts = " ".join(_pp_binder(v, names) for v in jaxpr.constvars)
+    ins = " ".join(_pp_binder(v, names) for v in jaxpr.invars)
+    head = f"{{ lambda {consts}; {ins}. let"
+    lines = [head.replace("lambda ;", "lambda ;")]
+    for eqn in jaxpr.eqns:
+        lines.append(pp_eqn(eqn, names, indent + 4))
+    outs = ", ".join(_pp_atom(v, names) for v in jaxpr.outvars)
+    tail = " " * (indent + 2) + f"in ({outs}{',' if len(jaxpr.outvars) == 1 else ''}) }}"
+    if not jaxpr.eqns:
+        return f"{head}  in ({outs}{',' if len(jaxpr.outvars) == 1 else ''}) }}"
+    return "\n".join(lines + [tail])
+
+
+def pp_eqn(eqn, names, indent):
+    pad = " " * indent
+    args = " ".join(_pp_atom(v, names) for v in eqn.invars)
+    outs = " ".join(_pp_binder(v, names) for v in eqn.outvars)
+    printer = param_printers.get(eqn.primitive)
+    params = printer(eqn.params) if printer else eqn.params
+    params = {k: params[k] for k in sorted(params)}
+    sub = {k: v for k, v in params.items() if _is_jaxpr(v)}
+    flat = [f"{k}={_pp_param(v)}" for k, v in params.items() if k not in sub]
+    if not sub:
+        line = f"{pad}{outs} = {eqn.primitive.name}{'[' + ' '.join(flat) + ']' if flat else ''} {args}"
+        if len(line.rstrip()) <= WIDTH or not flat:
+            return line if args else line
+    for k, v in sub.items():
+        _alias_inner(v, eqn, names)
+    inner = [f"{pad}  {p}" for p in flat]
+    for k, v in sub.items():
+        jx = v.jaxpr if isinstance(v, ClosedJaxpr) else v
+        inner.append(f"{pad}  {k}={pp_jaxpr(jx, names, indent + 2)}")
+    return "\n".join([f"{pad}{outs} = {eqn.primitive.name}["] + inner + [f"{pad}] {args}"])
+
+
+def _alias_inner(v, eqn, names):
+    # JAX prints an inner jaxpr with its binders named after the outer operands
+    # and results they stand for, which makes nested jaxprs readable.
+    jx = v.jaxpr if isinstance(v, ClosedJaxpr) else v
+    for inner, outer in zip(jx.invars, eqn.invars):
+        if type(outer) is not Literal:
+            names.alias(inner, names[outer])
+    for inner, outer in zip(jx.outvars, eqn.outvars):
+        if type(inner) is not Literal and inner not in jx.invars:
+            names.alias(inner, names[outer])
+
+
+def _is_jaxpr(v):
+    return isinstance(v, (Jaxpr, ClosedJaxpr))
+
+
+def _pp_param(v):
+    if isinstance(v, np.dtype):
+        return v.name
+    if isinstance(v, type) and issubclass(v, np.generic):
+        return np.dtype(v).name
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_pp_param(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    if isinstance(v, list):
+        return "[" + ", ".join(_pp_param(x) for x in v) + "]"
+    if isinstance(v, core.Primitive):
+        return v.name
+    return str(v)
+
+
+# Primitives whose params print differently from how they are stored.
+param_printers = {}

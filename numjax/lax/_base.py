@@ -1,0 +1,85 @@
+"""Helpers shared by the primitive family files: defining primitives and their standard rules."""
+import numpy as np
+
+from .. import core, dtypes
+from ..array import Array, to_numpy, wrap
+
+
+def make_primitive(name, impl, abstract_eval, multiple_results=False):
+    prim = core.Primitive(name)
+    prim.multiple_results = multiple_results
+    core.impl_rules[prim] = impl
+    core.abstract_eval_rules[prim] = abstract_eval
+    return prim
+
+
+def broadcast_shapes(name, *shapes):
+    """lax's implicit broadcasting: rank-0 operands broadcast; equal ranks broadcast size-1 dims."""
+    ranked = [s for s in shapes if len(s)]
+    if not ranked:
+        return ()
+    rank = len(ranked[0])
+    if any(len(s) != rank for s in ranked):
+        raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                        f"{', '.join(map(str, shapes))}.")
+    out = []
+    for dims in zip(*ranked):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                            f"{', '.join(map(str, shapes))}.")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def check_same_dtypes(name, avals):
+    dts = {a.dtype for a in avals}
+    if len(dts) > 1:
+        listed = ", ".join(a.dtype.name for a in avals)
+        raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {listed}. "
+                        f"(Tip: jnp.{name} is a similar function that does automatic type promotion "
+                        "on inputs).")
+
+
+def check_dtype_kind(name, aval, kinds, accepted):
+    if aval.dtype.kind not in kinds:
+        raise TypeError(f"{name} does not accept dtype {aval.dtype.name}. Accepted dtypes are "
+                        f"subtypes of {accepted}.")
+
+
+def all_weak(avals):
+    return all(a.weak_type for a in avals)
+
+
+def eager_weak(args):
+    """Weak type of an eager n-ary elementwise result: weak only if every operand is."""
+    for a in args:
+        if not getattr(a, "weak_type", type(a) in (int, float, complex)):
+            return False
+    return True
+
+
+def eager_result(value, dtype, weak):
+    value = np.asarray(value)
+    if value.dtype != dtype:
+        value = value.astype(dtype)
+    return Array(value, weak)
+
+
+def coerce_scalars(args):
+    """Python scalars given to a lax function take the dtype of the array operands (lax rules)."""
+    typed = [a for a in args if type(a) not in (int, float, complex, bool)]
+    if len(typed) == len(args):
+        return args
+    dtype = core.get_aval(typed[0]).dtype if typed else None
+    out = []
+    for a in args:
+        if type(a) in (int, float, complex, bool):
+            dt = dtype if dtype is not None else dtypes.python_scalar_dtype(a)
+            a = Array(np.asarray(a, dtype=dt), type(a) is not bool)
+        out.append(a)
+    return out
+
+
+__all__ = ["make_primitive", "broadcast_shapes", "check_same_dtypes", "check_dtype_kind",
+           "all_weak", "eager_weak", "eager_result", "coerce_scalars", "Array", "to_numpy", "wrap"]

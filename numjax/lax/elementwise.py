@@ -1,0 +1,379 @@
+"""Elementwise primitives: arithmetic, transcendental, comparison, logical, select, casts.
+
+Each primitive is defined from its numpy implementation and its dtype rule.
+Differentiation and batching rules are registered by their interpreter
+modules' helpers beside these definitions as those transformations land.
+"""
+import numpy as np
+
+from .. import core, dtypes
+from ..array import Array, to_numpy
+from ..core import ShapedArray
+from ..jaxpr import param_printers
+from ._base import (all_weak, broadcast_shapes, check_dtype_kind, check_same_dtypes,
+                    coerce_scalars, make_primitive)
+
+_FLOAT, _FLOAT_DESC = "fc", "floating, complexfloating"
+_NUM = "iufc"
+
+
+def _unary_abstract(name, kinds, accepted):
+    def rule(x):
+        if kinds:
+            check_dtype_kind(name, x, kinds, accepted)
+        return x
+    return rule
+
+
+def _nary_abstract(name, kinds=None, accepted="", out_dtype=None):
+    def rule(*avals):
+        check_same_dtypes(name, avals)
+        if kinds:
+            for a in avals:
+                check_dtype_kind(name, a, kinds, accepted)
+        shape = broadcast_shapes(name, *(a.shape for a in avals))
+        if out_dtype is not None:
+            return ShapedArray(shape, out_dtype, False)
+        return ShapedArray(shape, avals[0].dtype, all_weak(avals))
+    return rule
+
+
+def _eager(np_fn, out_bool=False):
+    def impl(*args):
+        vals = [to_numpy(a) for a in args]
+        out = np.asarray(np_fn(*vals))
+        if out_bool:
+            return Array(out, False)
+        dt = vals[0].dtype
+        if out.dtype != dt:
+            out = out.astype(dt)
+        weak = True
+        for a in args:
+            if not getattr(a, "weak_type", False):
+                weak = False
+                break
+        return Array(out, weak)
+    return impl
+
+
+def _unary(name, np_fn, kinds=_FLOAT, accepted=_FLOAT_DESC):
+    return make_primitive(name, _eager(np_fn), _unary_abstract(name, kinds, accepted))
+
+
+def _binary(name, np_fn, kinds=None, accepted="", compare=False):
+    rule = _nary_abstract(name, kinds, accepted, out_dtype=dtypes.bool_ if compare else None)
+    return make_primitive(name, _eager(np_fn, out_bool=compare), rule)
+
+
+def _errstate(fn):
+    def wrapped(*args):
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    return wrapped
+
+
+def _int_div(x, y):
+    # lax.div rounds integer quotients toward zero, like C, unlike numpy's floor division.
+    if x.dtype.kind in "iu":
+        safe = np.where(y == 0, 1, y)
+        q = np.abs(x) // np.abs(safe)
+        return np.where(y == 0, -1, np.where((x < 0) != (safe < 0), -q, q))
+    return np.true_divide(x, y)
+
+
+def _round_away(x, rounding_method=0):
+    if rounding_method == 1:
+        return np.round(x)
+    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+
+
+def _logistic(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _sign(x):
+    return np.sign(x)
+
+
+# ---------------------------------------------------------------- arithmetic
+add_p = _binary("add", np.add)
+sub_p = _binary("sub", np.subtract)
+mul_p = _binary("mul", np.multiply)
+div_p = _binary("div", _errstate(_int_div))
+rem_p = _binary("rem", _errstate(np.fmod))
+max_p = _binary("max", np.maximum)
+min_p = _binary("min", np.minimum)
+pow_p = _binary("pow", _errstate(np.power), _FLOAT, _FLOAT_DESC)
+atan2_p = _binary("atan2", np.arctan2, "f", "floating")
+nextafter_p = _binary("nextafter", np.nextafter, "f", "floating")
+neg_p = _unary("neg", np.negative, _NUM, "number")
+sign_p = _unary("sign", _sign, _NUM, "number")
+abs_p = make_primitive("abs", _eager(np.abs), _unary_abstract("abs", _NUM, "number"))
+
+# ---------------------------------------------------------------- transcendental
+exp_p = _unary("exp", _errstate(np.exp))
+exp2_p = _unary("exp2", _errstate(np.exp2))
+log_p = _unary("log", _errstate(np.log))
+log1p_p = _unary("log1p", _errstate(np.log1p))
+expm1_p = _unary("expm1", _errstate(np.expm1))
+tanh_p = _unary("tanh", np.tanh)
+logistic_p = _unary("logistic", _errstate(_logistic))
+sin_p = _unary("sin", _errstate(np.sin))
+cos_p = _unary("cos", _errstate(np.cos))
+tan_p = _unary("tan", _errstate(np.tan))
+asin_p = _unary("asin", _errstate(np.arcsin))
+acos_p = _unary("acos", _errstate(np.arccos))
+atan_p = _unary("atan", np.arctan)
+sinh_p = _unary("sinh", _errstate(np.sinh))
+cosh_p = _unary("cosh", _errstate(np.cosh))
+asinh_p = _unary("asinh", np.arcsinh)
+acosh_p = _unary("acosh", _errstate(np.arccosh))
+atanh_p = _unary("atanh", _errstate(np.arctanh))
+sqrt_p = _unary("sqrt", _errstate(np.sqrt))
+rsqrt_p = _unary("rsqrt", _errstate(lambda x: 1 / np.sqrt(x)))
+cbrt_p = _unary("cbrt", np.cbrt, "f", "floating")
+floor_p = _unary("floor", np.floor, "f", "floating")
+ceil_p = _unary("ceil", np.ceil, "f", "floating")
+is_finite_p = make_primitive(
+    "is_finite", _eager(np.isfinite, out_bool=True),
+    lambda x: (check_dtype_kind("is_finite", x, "f", "floating"), x.update(dtype=dtypes.bool_, weak_type=False))[1])
+
+
+def _erf_np(x):
+    from math import erf
+    return np.vectorize(erf, otypes=[x.dtype])(x) if x.size else x.copy()
+
+
+def _erf_inv_np(x):
+    from scipy.special import erfinv
+    return erfinv(x)
+
+
+erf_p = _unary("erf", _erf_np, "f", "floating")
+erf_inv_p = _unary("erf_inv", _errstate(_erf_inv_np), "f", "floating")
+
+round_p = make_primitive(
+    "round", lambda x, rounding_method=0: _eager(lambda v: _round_away(v, rounding_method))(x),
+    lambda x, rounding_method=0: _unary_abstract("round", "f", "floating")(x))
+
+
+def _integer_pow_impl(x, *, y):
+    v = to_numpy(x)
+    with np.errstate(all="ignore"):
+        out = np.power(v, y) if y >= 0 or v.dtype.kind in "fc" else np.power(v.astype(np.float64), y)
+    return Array(np.asarray(out).astype(v.dtype), getattr(x, "weak_type", False))
+
+
+def _integer_pow_abstract(x, *, y):
+    if x.dtype.kind in "iu" and y < 0:
+        raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow(x, {y})")
+    return x
+
+
+integer_pow_p = make_primitive("integer_pow", _integer_pow_impl, _integer_pow_abstract)
+
+# ---------------------------------------------------------------- comparison
+eq_p = _binary("eq", np.equal, compare=True)
+ne_p = _binary("ne", np.not_equal, compare=True)
+lt_p = _binary("lt", np.less, compare=True)
+le_p = _binary("le", np.less_equal, compare=True)
+gt_p = _binary("gt", np.greater, compare=True)
+ge_p = _binary("ge", np.greater_equal, compare=True)
+
+# ---------------------------------------------------------------- logical / bitwise
+_BOOL_INT = "biu"
+and_p = _binary("and", np.bitwise_and, _BOOL_INT, "bool, integer")
+or_p = _binary("or", np.bitwise_or, _BOOL_INT, "bool, integer")
+xor_p = _binary("xor", np.bitwise_xor, _BOOL_INT, "bool, integer")
+not_p = _unary("not", np.invert, _BOOL_INT, "bool, integer")
+shift_left_p = _binary("shift_left", np.left_shift, "iu", "integer")
+shift_right_logical_p = _binary(
+    "shift_right_logical",
+    lambda x, y: (x.view(x.dtype.str.replace("i", "u")) >> y.astype(x.dtype.str.replace("i", "u"))).view(x.dtype),
+    "iu", "integer")
+shift_right_arithmetic_p = _binary("shift_right_arithmetic", np.right_shift, "iu", "integer")
+
+
+# ---------------------------------------------------------------- select and casts
+
+def _select_n_impl(which, *cases):
+    w = to_numpy(which)
+    vals = [to_numpy(c) for c in cases]
+    if w.dtype == np.bool_:
+        out = np.where(w, vals[1], vals[0]) if len(vals) == 2 else vals[0]
+    else:
+        out = np.choose(w, vals, mode="clip")
+    weak = all(getattr(c, "weak_type", False) for c in cases)
+    return Array(np.asarray(out, dtype=vals[0].dtype), weak)
+
+
+def _select_n_abstract(which, *cases):
+    if not cases:
+        raise TypeError("select_n must have at least one case")
+    check_same_dtypes("select_n", cases)
+    if which.dtype != dtypes.bool_ and which.dtype.kind not in "iu":
+        raise TypeError(f"select_n `which` must be boolean or integer type, got {which.dtype.name}.")
+    if which.dtype == dtypes.bool_ and len(cases) > 2:
+        raise TypeError("select_n with boolean `which` cannot have more than 2 cases")
+    shapes = {c.shape for c in cases}
+    if len(shapes) > 1:
+        raise TypeError(f"select_n cases must have the same shapes, got {[c.shape for c in cases]}.")
+    shape = cases[0].shape
+    if which.shape and which.shape != shape:
+        raise TypeError(f"select_n `which` must be scalar or have the same shape as cases, "
+                        f"got `which` shape {which.shape} but case shape {shape}.")
+    return ShapedArray(shape, cases[0].dtype, all_weak(cases))
+
+
+select_n_p = make_primitive("select_n", _select_n_impl, _select_n_abstract)
+
+
+def _convert_impl(x, *, new_dtype, weak_type=False, sharding=None):
+    v = to_numpy(x)
+    with np.errstate(all="ignore"):
+        if v.dtype.kind in "fc" and np.dtype(new_dtype).kind in "iu":
+            out = _float_to_int(v, np.dtype(new_dtype))
+        elif v.dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
+            out = v.real.astype(new_dtype)
+        else:
+            out = v.astype(new_dtype)
+    return Array(np.asarray(out), weak_type)
+
+
+def _float_to_int(v, dtype):
+    # XLA saturates out-of-range floats and maps NaN to 0, where numpy's cast is undefined.
+    info = np.iinfo(dtype)
+    if v.dtype.kind == "c":
+        v = v.real
+    clipped = np.clip(np.nan_to_num(v, nan=0.0), info.min, info.max)
+    out = np.trunc(clipped).astype(dtype)
+    out = np.where(v >= float(info.max), info.max, out)
+    return np.where(v <= float(info.min), info.min, out).astype(dtype)
+
+
+def _convert_abstract(x, *, new_dtype, weak_type=False, sharding=None):
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+convert_element_type_p = make_primitive("convert_element_type", _convert_impl, _convert_abstract)
+param_printers[convert_element_type_p] = lambda p: {"new_dtype": p["new_dtype"], "weak_type": p["weak_type"]}
+
+
+def _bitcast_impl(x, *, new_dtype):
+    return Array(to_numpy(x).view(new_dtype), False)
+
+
+def _bitcast_abstract(x, *, new_dtype):
+    if np.dtype(new_dtype).itemsize != x.dtype.itemsize:
+        raise TypeError("bitcast_convert_type between types of different widths is not supported")
+    return ShapedArray(x.shape, new_dtype, False)
+
+
+bitcast_convert_type_p = make_primitive("bitcast_convert_type", _bitcast_impl, _bitcast_abstract)
+
+
+def _clamp_impl(lo, x, hi):
+    v = np.clip(to_numpy(x), to_numpy(lo), to_numpy(hi))
+    return Array(np.asarray(v, dtype=to_numpy(x).dtype), getattr(x, "weak_type", False))
+
+
+def _clamp_abstract(lo, x, hi):
+    check_same_dtypes("clamp", (lo, x, hi))
+    for b in (lo, hi):
+        if b.shape and b.shape != x.shape:
+            raise TypeError(f"clamp requires min and max to be scalars or have the same shape as "
+                            f"operand, got {lo.shape}, {x.shape}, {hi.shape}.")
+    return x
+
+
+clamp_p = make_primitive("clamp", _clamp_impl, _clamp_abstract)
+
+# ---------------------------------------------------------------- lax-level functions
+
+_UNARY_PRIMS = {p.name: p for p in (
+    neg_p, sign_p, abs_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p,
+    cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p,
+    rsqrt_p, cbrt_p, floor_p, ceil_p, is_finite_p, not_p, erf_p, erf_inv_p)}
+_BINARY_PRIMS = {p.name: p for p in (
+    add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, pow_p, atan2_p, nextafter_p, eq_p, ne_p,
+    lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, shift_left_p, shift_right_logical_p,
+    shift_right_arithmetic_p)}
+
+
+def _make_unary_fn(prim):
+    def fn(x):
+        return prim.bind(x)
+    fn.__name__ = prim.name
+    return fn
+
+
+def _make_binary_fn(prim):
+    def fn(x, y):
+        x, y = coerce_scalars([x, y])
+        return prim.bind(x, y)
+    fn.__name__ = prim.name
+    return fn
+
+
+for _name, _p in _UNARY_PRIMS.items():
+    globals()[_name + ("_" if _name in ("not", "abs") else "")] = _make_unary_fn(_p)
+for _name, _p in _BINARY_PRIMS.items():
+    globals()[_name + ("_" if _name in ("and", "or", "pow", "max", "min") else "")] = _make_binary_fn(_p)
+
+abs = abs_  # noqa: A001  (lax.abs shadows the builtin, as in JAX)
+pow = pow_  # noqa: A001
+max = max_  # noqa: A001
+min = min_  # noqa: A001
+bitwise_and, bitwise_or, bitwise_not, bitwise_xor = and_, or_, not_, xor
+div = globals()["div"]
+
+
+def logistic(x):
+    return logistic_p.bind(x)
+
+
+def integer_pow(x, y):
+    return integer_pow_p.bind(x, y=int(y))
+
+
+def square(x):
+    return integer_pow_p.bind(x, y=2)
+
+
+def round(x, rounding_method=0):  # noqa: A001
+    return round_p.bind(x, rounding_method=int(rounding_method))
+
+
+def select_n(which, *cases):
+    return select_n_p.bind(which, *cases)
+
+
+def select(pred, on_true, on_false):
+    return select_n_p.bind(pred, on_false, on_true)
+
+
+def clamp(min, x, max):  # noqa: A002
+    min, x, max = coerce_scalars([min, x, max])
+    return clamp_p.bind(min, x, max)
+
+
+def convert_element_type(operand, new_dtype):
+    new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    aval = core.get_aval(operand)
+    if aval.dtype == new_dtype and not aval.weak_type and not isinstance(operand, (int, float, complex)):
+        return operand
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=False, sharding=None)
+
+
+def _convert_element_type(operand, new_dtype, weak_type=False):
+    """Cast keeping track of weak types (what jnp's promotion emits)."""
+    new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    aval = core.get_aval(operand)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+        return operand
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
+                                       sharding=None)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    return bitcast_convert_type_p.bind(operand, new_dtype=np.dtype(new_dtype))

@@ -1,0 +1,243 @@
+"""Shape primitives: broadcast_in_dim, reshape, transpose, squeeze, concatenate, iota, rev, pad."""
+import numpy as np
+
+from .. import dtypes
+from ..array import Array, to_numpy
+from ..core import ShapedArray, get_aval
+from ..jaxpr import param_printers
+from ._base import make_primitive
+
+
+def _weak(x):
+    return getattr(x, "weak_type", False)
+
+
+# ---------------------------------------------------------------- broadcast_in_dim
+
+def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
+    v = to_numpy(x)
+    expanded = v.reshape([shape[d] if d in broadcast_dimensions and v.shape[broadcast_dimensions.index(d)] != 1
+                          else 1 for d in range(len(shape))]) if v.ndim else v
+    return Array(np.broadcast_to(expanded, shape), _weak(x))
+
+
+def _broadcast_in_dim_abstract(x, *, shape, broadcast_dimensions, sharding=None):
+    if len(broadcast_dimensions) != x.ndim:
+        raise TypeError(f"broadcast_in_dim broadcast_dimensions must have length equal to operand "
+                        f"ndim; got broadcast_dimensions {broadcast_dimensions} for operand ndim {x.ndim}.")
+    for i, d in enumerate(broadcast_dimensions):
+        if not 0 <= d < len(shape) or x.shape[i] not in (1, shape[d]):
+            raise TypeError(f"broadcast_in_dim operand dimension sizes must either be 1, or be equal "
+                            f"to their corresponding dimensions in the target broadcast shape; got "
+                            f"operand of shape {x.shape}, target broadcast shape {shape}, "
+                            f"broadcast_dimensions {broadcast_dimensions} ")
+    if list(broadcast_dimensions) != sorted(broadcast_dimensions):
+        raise TypeError("broadcast_in_dim broadcast_dimensions must be strictly increasing; "
+                        f"got broadcast_dimensions {broadcast_dimensions}")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+broadcast_in_dim_p = make_primitive("broadcast_in_dim", _broadcast_in_dim_impl, _broadcast_in_dim_abstract)
+# JAX prints neither the target shape (it is the result's type) nor an empty dimension list.
+param_printers[broadcast_in_dim_p] = lambda p: (
+    {"broadcast_dimensions": p["broadcast_dimensions"]} if p["broadcast_dimensions"] else {})
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    shape, bdims = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
+    aval = get_aval(operand)
+    if aval.shape == shape and bdims == tuple(range(len(shape))):
+        return operand
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=bdims, sharding=None)
+
+
+def broadcast(operand, sizes):
+    aval = get_aval(operand)
+    shape = tuple(sizes) + aval.shape
+    return broadcast_in_dim(operand, shape, range(len(sizes), len(shape)))
+
+
+def broadcast_to_rank(x, rank):
+    aval = get_aval(x)
+    return x if aval.ndim >= rank else broadcast(x, (1,) * (rank - aval.ndim))
+
+
+def expand_dims(operand, dimensions):
+    aval = get_aval(operand)
+    ndim_out = aval.ndim + len(dimensions)
+    dims = sorted(d % ndim_out for d in dimensions)
+    shape = list(aval.shape)
+    for d in dims:
+        shape.insert(d, 1)
+    kept = [i for i in range(ndim_out) if i not in dims]
+    return broadcast_in_dim(operand, shape, kept)
+
+
+# ---------------------------------------------------------------- reshape
+
+def _reshape_impl(x, *, new_sizes, dimensions=None, sharding=None):
+    v = to_numpy(x)
+    if dimensions is not None:
+        v = v.transpose(dimensions)
+    return Array(v.reshape(new_sizes), _weak(x))
+
+
+def _reshape_abstract(x, *, new_sizes, dimensions=None, sharding=None):
+    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+        raise TypeError(f"reshape total size must be unchanged, got new_sizes {new_sizes} "
+                        f"(of total size {int(np.prod(new_sizes))}) for shape {x.shape} "
+                        f"(of total size {x.size}).")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+reshape_p = make_primitive("reshape", _reshape_impl, _reshape_abstract)
+
+
+def reshape(operand, new_sizes, dimensions=None):
+    new_sizes = tuple(int(d) for d in new_sizes)
+    aval = get_aval(operand)
+    if aval.shape == new_sizes and dimensions is None:
+        return operand
+    return reshape_p.bind(operand, new_sizes=new_sizes,
+                          dimensions=None if dimensions is None else tuple(dimensions), sharding=None)
+
+
+# ---------------------------------------------------------------- transpose, squeeze, rev
+
+def _transpose_abstract(x, *, permutation):
+    if sorted(permutation) != list(range(x.ndim)):
+        raise TypeError(f"transpose permutation isn't a permutation of operand dimensions, got "
+                        f"permutation {permutation} for operand shape {x.shape}.")
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
+
+
+transpose_p = make_primitive(
+    "transpose", lambda x, *, permutation: Array(to_numpy(x).transpose(permutation), _weak(x)),
+    _transpose_abstract)
+
+
+def transpose(operand, permutation):
+    permutation = tuple(int(p) for p in permutation)
+    if permutation == tuple(range(len(permutation))):
+        return operand
+    return transpose_p.bind(operand, permutation=permutation)
+
+
+def _squeeze_abstract(x, *, dimensions):
+    for d in dimensions:
+        if x.shape[d] != 1:
+            raise ValueError(f"cannot select an axis to squeeze out which has size not equal to "
+                             f"one, got shape={x.shape} and dimensions={dimensions}")
+    return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in dimensions), x.dtype, x.weak_type)
+
+
+squeeze_p = make_primitive(
+    "squeeze", lambda x, *, dimensions: Array(np.squeeze(to_numpy(x), dimensions), _weak(x)),
+    _squeeze_abstract)
+
+
+def squeeze(array, dimensions):
+    ndim = get_aval(array).ndim
+    dims = tuple(sorted(int(d) % ndim for d in dimensions)) if ndim else ()
+    if not dims:
+        return array
+    return squeeze_p.bind(array, dimensions=dims)
+
+
+rev_p = make_primitive(
+    "rev", lambda x, *, dimensions: Array(np.flip(to_numpy(x), dimensions), _weak(x)),
+    lambda x, *, dimensions: x)
+
+
+def rev(operand, dimensions):
+    return rev_p.bind(operand, dimensions=tuple(dimensions))
+
+
+# ---------------------------------------------------------------- concatenate, pad, iota
+
+def _concatenate_abstract(*xs, dimension):
+    dts = {x.dtype for x in xs}
+    if len(dts) > 1:
+        raise TypeError(f"Cannot concatenate arrays with different numeric types, got "
+                        f"{', '.join(x.dtype.name for x in xs)}.")
+    shape = list(xs[0].shape)
+    for x in xs[1:]:
+        if x.ndim != len(shape) or any(a != b for i, (a, b) in enumerate(zip(x.shape, shape)) if i != dimension):
+            raise TypeError(f"Cannot concatenate arrays with shapes that differ in dimensions other "
+                            f"than the one being concatenated: concatenating along dimension "
+                            f"{dimension} for shapes {', '.join(str(x.shape) for x in xs)}.")
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(shape, xs[0].dtype, all(x.weak_type for x in xs))
+
+
+concatenate_p = make_primitive(
+    "concatenate",
+    lambda *xs, dimension: Array(np.concatenate([to_numpy(x) for x in xs], dimension),
+                                 all(_weak(x) for x in xs)),
+    _concatenate_abstract)
+
+
+def concatenate(operands, dimension):
+    if len(operands) == 1:
+        return operands[0]
+    return concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+def _pad_impl(x, padval, *, padding_config):
+    v, pv = to_numpy(x), to_numpy(padval)
+    out = v
+    for axis, (lo, hi, interior) in enumerate(padding_config):
+        out = _pad_axis(out, pv, axis, lo, hi, interior)
+    return Array(np.ascontiguousarray(out), _weak(x))
+
+
+def _pad_axis(v, pv, axis, lo, hi, interior):
+    n = v.shape[axis]
+    size = n + max(n - 1, 0) * interior
+    shape = list(v.shape)
+    shape[axis] = size
+    full = np.full(shape, pv, dtype=v.dtype)
+    idx = [slice(None)] * v.ndim
+    idx[axis] = slice(0, size, interior + 1)
+    full[tuple(idx)] = v
+    before = [(0, 0)] * v.ndim
+    before[axis] = (max(lo, 0), max(hi, 0))
+    full = np.pad(full, before, constant_values=pv)
+    crop = [slice(None)] * v.ndim
+    crop[axis] = slice(-min(lo, 0), full.shape[axis] + min(hi, 0))
+    return full[tuple(crop)]
+
+
+def _pad_abstract(x, padval, *, padding_config):
+    shape = []
+    for n, (lo, hi, interior) in zip(x.shape, padding_config):
+        shape.append(lo + hi + n + max(n - 1, 0) * interior)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+pad_p = make_primitive("pad", _pad_impl, _pad_abstract)
+
+
+def pad(operand, padding_value, padding_config):
+    return pad_p.bind(operand, padding_value,
+                      padding_config=tuple(tuple(int(c) for c in cfg) for cfg in padding_config))
+
+
+def _iota_impl(*, dtype, shape, dimension, sharding=None):
+    idx = np.arange(shape[dimension], dtype=dtype)
+    view = idx.reshape([shape[dimension] if i == dimension else 1 for i in range(len(shape))])
+    return Array(np.ascontiguousarray(np.broadcast_to(view, shape)), False)
+
+
+iota_p = make_primitive(
+    "iota", _iota_impl,
+    lambda *, dtype, shape, dimension, sharding=None: ShapedArray(shape, dtype, False))
+
+
+def iota(dtype, size):
+    return broadcasted_iota(dtype, (size,), 0)
+
+
+def broadcasted_iota(dtype, shape, dimension):
+    return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype), shape=tuple(int(s) for s in shape),
+                       dimension=int(dimension), sharding=None)

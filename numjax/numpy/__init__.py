@@ -1,0 +1,837 @@
+"""numjax.numpy: NumPy's API with JAX's semantics, written over numjax.lax."""
+import builtins
+import operator
+
+import numpy as _np
+
+from .. import core, dtypes as _dtypes, lax
+from ..array import Array
+from ..core import get_aval
+from ._util import (asarray_leaf, canonicalize_axis, promote_args, promote_args_inexact,
+                    promote_dtypes, promote_shapes, reduction_axes)
+
+ndarray = Array
+pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
+newaxis = None
+
+
+class _ScalarMeta(type):
+    """jnp.float32 and friends: usable as dtypes, and callable to make Arrays as in JAX."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls.dtype.type)
+
+    def __eq__(cls, other):
+        return other is cls or other == cls.dtype.type or (isinstance(other, _np.dtype) and other == cls.dtype)
+
+    def __hash__(cls):
+        return hash(cls.dtype.type)
+
+    def __call__(cls, x=0):
+        return array(x, dtype=cls.dtype)
+
+    def __repr__(cls):
+        return f"<class 'numjax.numpy.{cls.__name__}'>"
+
+
+def _scalar_type(np_type):
+    return _ScalarMeta(_np.dtype(np_type).name if np_type is not _np.bool_ else "bool_", (object,),
+                       {"dtype": _np.dtype(np_type)})
+
+
+bool_, int8, int16, int32, int64 = map(_scalar_type, (_np.bool_, _np.int8, _np.int16, _np.int32, _np.int64))
+uint8, uint16, uint32, uint64 = map(_scalar_type, (_np.uint8, _np.uint16, _np.uint32, _np.uint64))
+float16, float32, float64 = map(_scalar_type, (_np.float16, _np.float32, _np.float64))
+complex64, complex128 = map(_scalar_type, (_np.complex64, _np.complex128))
+bool = bool_  # noqa: A001
+dtype, finfo, iinfo = _np.dtype, _np.finfo, _np.iinfo
+integer, floating, inexact, number, signedinteger, unsignedinteger, complexfloating = (
+    _np.integer, _np.floating, _np.inexact, _np.number, _np.signedinteger, _np.unsignedinteger,
+    _np.complexfloating)
+issubdtype = _np.issubdtype
+result_type = _dtypes.result_type
+promote_types = _dtypes.promote_types
+
+
+def _shape(shape):
+    if isinstance(shape, (int, _np.integer)):
+        return (int(shape),)
+    return tuple(operator.index(s) for s in shape)
+
+
+# ---------------------------------------------------------------- creation
+
+def array(object, dtype=None, copy=True, ndmin=0):  # noqa: A002
+    if isinstance(object, core.Tracer):
+        out = object
+    elif isinstance(object, (list, tuple)) and builtins.any(isinstance(x, core.Tracer) for x in _flat(object)):
+        out = stack([array(x) for x in object]) if object else asarray_leaf(_np.array(object))
+    elif isinstance(object, Array):
+        out = object
+    else:
+        out = asarray_leaf(_from_python(object))
+    if dtype is not None:
+        out = lax._convert_element_type(out, _dtypes.canonicalize_dtype(dtype), False)
+    elif isinstance(out, Array) and out.weak_type and not _is_python_scalar(object):
+        out = Array(out._value, False)
+    if ndmin and get_aval(out).ndim < ndmin:
+        out = lax.broadcast_to_rank(out, ndmin)
+    return out
+
+
+def _is_python_scalar(x):
+    return type(x) in (int, float, complex, bool)
+
+
+def _flat(obj):
+    for x in obj:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _from_python(obj):
+    # Nested Python lists take JAX's dtypes: ints -> default int, floats -> default float.
+    if isinstance(obj, (list, tuple)):
+        leaves = list(_flat(obj))
+        if leaves and builtins.all(isinstance(x, Array) for x in leaves):
+            v = _np.array([_np.asarray(x) for x in leaves]).reshape(_np.shape(_np.array(obj, dtype=object)))
+            return v
+        v = _np.array([_np.asarray(x) if isinstance(x, Array) else x for x in obj] if obj else obj)
+        if builtins.all(_is_python_scalar(x) for x in leaves) and leaves:
+            dt, _ = _dtypes.promote(*(_dtypes.dtype_and_weak(x) for x in leaves))
+            return v.astype(dt)
+        return v
+    if _is_python_scalar(obj):
+        return obj
+    return _np.asarray(obj)
+
+
+def asarray(a, dtype=None, copy=None):
+    return array(a, dtype=dtype, copy=False)
+
+
+def _full(shape, fill_value, dtype):
+    shape = _shape(shape)
+    if dtype is not None and not isinstance(fill_value, (core.Tracer, Array)):
+        # A concrete fill value becomes a typed constant, as JAX stages it (no convert op).
+        fill_value = Array(_np.asarray(fill_value, _dtypes.canonicalize_dtype(dtype)), False)
+    if dtype is None:
+        fv = asarray_leaf(fill_value)
+        fv = lax._convert_element_type(fv, get_aval(fv).dtype, False)
+    else:
+        fv = lax._convert_element_type(asarray_leaf(fill_value), _dtypes.canonicalize_dtype(dtype), False)
+    return lax.broadcast(fv, shape) if get_aval(fv).ndim == 0 else broadcast_to(fv, shape)
+
+
+def zeros(shape, dtype=None):
+    return _full(shape, 0, dtype or _dtypes.default_float_dtype())
+
+
+def ones(shape, dtype=None):
+    return _full(shape, 1, dtype or _dtypes.default_float_dtype())
+
+
+def full(shape, fill_value, dtype=None):
+    return _full(shape, fill_value, dtype)
+
+
+def empty(shape, dtype=None):
+    return zeros(shape, dtype)
+
+
+def zeros_like(a, dtype=None, shape=None):
+    aval = get_aval(asarray_leaf(a))
+    return zeros(aval.shape if shape is None else shape, dtype or aval.dtype)
+
+
+def ones_like(a, dtype=None, shape=None):
+    aval = get_aval(asarray_leaf(a))
+    return ones(aval.shape if shape is None else shape, dtype or aval.dtype)
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    aval = get_aval(asarray_leaf(a))
+    return full(aval.shape if shape is None else shape, fill_value, dtype or aval.dtype)
+
+
+empty_like = zeros_like
+
+
+def _concrete_scalar(x, name):
+    if isinstance(x, core.Tracer):
+        from ..errors import ConcretizationTypeError
+        raise ConcretizationTypeError(
+            x, f"It arose in the jnp.{name} argument; it must be a concrete value, not a traced one.")
+    return x.item() if isinstance(x, Array) else x
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    start = _concrete_scalar(start, "arange")
+    stop = _concrete_scalar(stop, "arange")
+    step = _concrete_scalar(step, "arange")
+    if stop is None and step is None:
+        dt = dtype or _dtypes.result_type(start)
+        dt = _dtypes.canonicalize_dtype(dt)
+        return lax.iota(dt, int(_np.ceil(start))) if dt.kind in "iu" else \
+            lax._convert_element_type(lax.iota(_dtypes.default_int_dtype(), int(_np.ceil(start))), dt, False)
+    args = [a for a in (start, stop, step) if a is not None]
+    dt = _dtypes.canonicalize_dtype(dtype or _dtypes.result_type(*args))
+    return Array(_np.arange(start, stop, step, dtype=dt), False)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    dt = _dtypes.canonicalize_dtype(dtype or _dtypes.default_float_dtype())
+    start, stop = asarray(start), asarray(stop)
+    num = operator.index(num)
+    div = (num - 1) if endpoint else num
+    step_frac = lax._convert_element_type(lax.iota(_dtypes.default_int_dtype(), num), dt, False)
+    s = lax._convert_element_type(start, dt, False)
+    delta = lax._convert_element_type(stop, dt, False) - s
+    if div > 0:
+        out = s + step_frac * (delta / div)
+        if endpoint and num > 1:
+            out = concatenate([out[:-1], reshape(lax._convert_element_type(stop, dt, False), (1,))])
+    else:
+        out = s + step_frac * 0
+    out = lax._convert_element_type(out, dt, False)
+    return (out, delta / div if div else nan) if retstep else out
+
+
+def eye(N, M=None, k=0, dtype=None):
+    M = N if M is None else M
+    dt = _dtypes.canonicalize_dtype(dtype or _dtypes.default_float_dtype())
+    rows = lax.broadcasted_iota(_dtypes.int32, (N, M), 0)
+    cols = lax.broadcasted_iota(_dtypes.int32, (N, M), 1)
+    return lax._convert_element_type(lax.eq(rows + k, cols), dt, False)
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+# ---------------------------------------------------------------- elementwise
+
+def _unary(prim_fn, inexact=False, name=None):
+    def fn(x, /):
+        x = asarray_leaf(x)
+        if inexact:
+            (x,) = promote_args_inexact(name, x)
+        return prim_fn(x)
+    fn.__name__ = name or prim_fn.__name__
+    return fn
+
+
+def _binary(prim_fn, name, inexact=False):
+    def fn(x, y, /):
+        x, y = (promote_args_inexact if inexact else promote_args)(name, x, y)
+        return prim_fn(x, y)
+    fn.__name__ = name
+    return fn
+
+
+add = _binary(lax.add, "add")
+subtract = _binary(lax.sub, "subtract")
+multiply = _binary(lax.mul, "multiply")
+maximum = _binary(lax.max, "maximum")
+minimum = _binary(lax.min, "minimum")
+equal = _binary(lax.eq, "equal")
+not_equal = _binary(lax.ne, "not_equal")
+less = _binary(lax.lt, "less")
+less_equal = _binary(lax.le, "less_equal")
+greater = _binary(lax.gt, "greater")
+greater_equal = _binary(lax.ge, "greater_equal")
+arctan2 = _binary(lax.atan2, "arctan2", inexact=True)
+bitwise_and = _binary(lax.bitwise_and, "bitwise_and")
+bitwise_or = _binary(lax.bitwise_or, "bitwise_or")
+bitwise_xor = _binary(lax.bitwise_xor, "bitwise_xor")
+logical_and = _binary(lambda a, b: lax.bitwise_and(_to_bool(a), _to_bool(b)), "logical_and")
+logical_or = _binary(lambda a, b: lax.bitwise_or(_to_bool(a), _to_bool(b)), "logical_or")
+logical_xor = _binary(lambda a, b: lax.bitwise_xor(_to_bool(a), _to_bool(b)), "logical_xor")
+
+
+def _to_bool(x):
+    return x if get_aval(x).dtype == _np.bool_ else lax.ne(x, _zero_like(x))
+
+
+def _zero_like(x):
+    aval = get_aval(x)
+    return Array(_np.zeros((), aval.dtype), aval.weak_type)
+
+
+def logical_not(x, /):
+    return lax.bitwise_not(_to_bool(asarray_leaf(x)))
+
+
+def true_divide(x, y, /):
+    x, y = promote_args_inexact("true_divide", x, y)
+    return lax.div(x, y)
+
+
+divide = true_divide
+
+
+def floor_divide(x, y, /):
+    x, y = promote_args("floor_divide", x, y)
+    if get_aval(x).dtype.kind in "iu":
+        q = lax.div(x, y)
+        fix = lax.bitwise_and(lax.ne(lax.sign(x), lax.sign(y)), lax.ne(lax.rem(x, y), _zero_like(x)))
+        return where(fix, q - 1, q) if get_aval(x).dtype.kind == "i" else q
+    return lax.floor(lax.div(x, y))
+
+
+def remainder(x, y, /):
+    x, y = promote_args("remainder", x, y)
+    r = lax.rem(x, y)
+    fix = lax.bitwise_and(lax.ne(r, _zero_like(r)), lax.ne(lax.lt(r, _zero_like(r)), lax.lt(y, _zero_like(y))))
+    return where(fix, r + y, r)
+
+
+mod = remainder
+
+
+def fmod(x, y, /):
+    x, y = promote_args("fmod", x, y)
+    return lax.rem(x, y)
+
+
+def power(x, y, /):
+    if isinstance(y, int) and not isinstance(y, bool):
+        (x,) = promote_dtypes(x) if _is_python_scalar(x) else (asarray_leaf(x),)
+        return lax.integer_pow(x, y)
+    x, y = promote_args("power", x, y)
+    if get_aval(x).dtype.kind in "iub":
+        return _int_power(x, y)
+    return lax.pow(x, y)
+
+
+def _int_power(x, y):
+    # Integer powers by squaring, unrolled over the exponent's bits like XLA.
+    bits = get_aval(y).dtype.itemsize * 8
+    acc = ones_like(x)
+    base = x
+    for _ in range(bits):
+        acc = where(lax.bitwise_and(y, _one_like(y)) != 0, acc * base, acc)
+        y = lax.shift_right_logical(y, _one_like(y))
+        base = base * base
+    return acc
+
+
+def _one_like(x):
+    aval = get_aval(x)
+    return Array(_np.ones((), aval.dtype), aval.weak_type)
+
+
+pow = power  # noqa: A001
+
+
+def negative(x, /):
+    return lax.neg(asarray_leaf(x))
+
+
+def positive(x, /):
+    return asarray_leaf(x)
+
+
+def absolute(x, /):
+    x = asarray_leaf(x)
+    return x if get_aval(x).dtype.kind in "ub" else lax.abs(x)
+
+
+abs = absolute  # noqa: A001
+
+
+def sign(x, /):
+    return lax.sign(asarray_leaf(x))
+
+
+exp = _unary(lax.exp, True, "exp")
+exp2 = _unary(lax.exp2, True, "exp2")
+log = _unary(lax.log, True, "log")
+log1p = _unary(lax.log1p, True, "log1p")
+expm1 = _unary(lax.expm1, True, "expm1")
+sin = _unary(lax.sin, True, "sin")
+cos = _unary(lax.cos, True, "cos")
+tan = _unary(lax.tan, True, "tan")
+arcsin = _unary(lax.asin, True, "arcsin")
+arccos = _unary(lax.acos, True, "arccos")
+arctan = _unary(lax.atan, True, "arctan")
+sinh = _unary(lax.sinh, True, "sinh")
+cosh = _unary(lax.cosh, True, "cosh")
+tanh = _unary(lax.tanh, True, "tanh")
+arcsinh = _unary(lax.asinh, True, "arcsinh")
+arccosh = _unary(lax.acosh, True, "arccosh")
+arctanh = _unary(lax.atanh, True, "arctanh")
+sqrt = _unary(lax.sqrt, True, "sqrt")
+cbrt = _unary(lax.cbrt, True, "cbrt")
+
+
+def log2(x, /):
+    (x,) = promote_args_inexact("log2", x)
+    return lax.div(lax.log(x), lax.log(_full_scalar(2, x)))
+
+
+def log10(x, /):
+    (x,) = promote_args_inexact("log10", x)
+    return lax.div(lax.log(x), lax.log(_full_scalar(10, x)))
+
+
+def _full_scalar(v, like):
+    return Array(_np.asarray(v, get_aval(like).dtype), False)
+
+
+def square(x, /):
+    return lax.integer_pow(asarray_leaf(x), 2)
+
+
+def reciprocal(x, /):
+    (x,) = promote_args_inexact("reciprocal", x)
+    return lax.integer_pow(x, -1)
+
+
+def floor(x, /):
+    x = asarray_leaf(x)
+    return x if get_aval(x).dtype.kind in "iub" else lax.floor(x)
+
+
+def ceil(x, /):
+    x = asarray_leaf(x)
+    return x if get_aval(x).dtype.kind in "iub" else lax.ceil(x)
+
+
+def trunc(x, /):
+    x = asarray_leaf(x)
+    return x if get_aval(x).dtype.kind in "iub" else where(lax.lt(x, _zero_like(x)), lax.ceil(x), lax.floor(x))
+
+
+def round(a, decimals=0, out=None):  # noqa: A001
+    a = asarray_leaf(a)
+    if get_aval(a).dtype.kind in "iub":
+        return a
+    if decimals == 0:
+        return lax.round(a, 1)
+    factor = _full_scalar(10.0 ** decimals, a)
+    return lax.div(lax.round(lax.mul(a, factor), 1), factor)
+
+
+around = round
+
+
+def rint(x, /):
+    return round(x)
+
+
+def isfinite(x, /):
+    x = asarray_leaf(x)
+    if get_aval(x).dtype.kind not in "fc":
+        return full(get_aval(x).shape, True, bool_)
+    return lax.is_finite(x)
+
+
+def isnan(x, /):
+    x = asarray_leaf(x)
+    return lax.ne(x, x)
+
+
+def isinf(x, /):
+    x = asarray_leaf(x)
+    if get_aval(x).dtype.kind not in "fc":
+        return full(get_aval(x).shape, False, bool_)
+    return lax.eq(lax.abs(x), _full_scalar(_np.inf, x))
+
+
+def clip(arr=None, min=None, max=None, a=None, a_min=None, a_max=None):  # noqa: A002
+    x = asarray_leaf(arr if arr is not None else a)
+    lo = min if min is not None else a_min
+    hi = max if max is not None else a_max
+    if lo is not None:
+        x = maximum(lo, x)
+    if hi is not None:
+        x = minimum(hi, x)
+    return x
+
+
+def where(condition, x=None, y=None, /):
+    if x is None and y is None:
+        raise ValueError("jnp.where with a single argument needs size= (nonzero is not available yet)")
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where, "
+                         f"got {x} and {y}.")
+    condition = _to_bool(asarray_leaf(condition))
+    x, y = promote_dtypes(x, y)
+    condition, x, y = _broadcast_all(condition, x, y)
+    return _where_jit(condition, x, y)
+
+
+def _where_jit(condition, x, y):
+    from ..dispatch import jit_call_named
+    return jit_call_named("_where", lambda c, a, b: lax.select_n(c, b, a), condition, x, y)
+
+
+def _broadcast_all(*args):
+    shapes = [get_aval(a).shape for a in args]
+    shape = _np.broadcast_shapes(*shapes)
+    return [broadcast_to(a, shape) for a in args]
+
+
+def _nary_shape(*xs):
+    return _np.broadcast_shapes(*(get_aval(x).shape for x in xs))
+
+
+# ---------------------------------------------------------------- reductions
+
+def _reduction(name, prim_fn, init_promote=None):
+    def fn(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+        a = asarray_leaf(a)
+        if dtype is not None:
+            a = lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False)
+        elif init_promote is not None:
+            a = init_promote(a)
+        aval = get_aval(a)
+        axes = reduction_axes(axis, aval.ndim)
+        if where is not None:
+            raise NotImplementedError(f"jnp.{name}(where=...) is not implemented yet")
+        if name in ("max", "min") and builtins.any(aval.shape[i] == 0 for i in axes) and initial is None:
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        result = prim_fn(a, axes)
+        if initial is not None:
+            result = (maximum if name == "max" else minimum if name == "min" else
+                      add if name == "sum" else multiply)(result, initial)
+        if keepdims:
+            result = lax.expand_dims(result, axes)
+        return result
+    fn.__name__ = name
+    return fn
+
+
+def _int_sum_promote(a):
+    # numpy sums bools and small ints in the default integer type.
+    dt = get_aval(a).dtype
+    if dt == _np.bool_ or (dt.kind in "iu" and dt.itemsize < _dtypes.default_int_dtype().itemsize):
+        target = _dtypes.default_int_dtype() if dt.kind != "u" else _dtypes.canonicalize_dtype(_np.uint64)
+        return lax._convert_element_type(a, target, False)
+    return a
+
+
+sum = _reduction("sum", lax.reduce_sum, _int_sum_promote)  # noqa: A001
+prod = _reduction("prod", lax.reduce_prod, _int_sum_promote)
+max = _reduction("max", lax.reduce_max)  # noqa: A001
+min = _reduction("min", lax.reduce_min)  # noqa: A001
+amax, amin = max, min
+
+
+def all(a, axis=None, out=None, keepdims=False):  # noqa: A001
+    return _reduction("all", lax.reduce_and)(_to_bool(asarray_leaf(a)), axis, keepdims=keepdims)
+
+
+def any(a, axis=None, out=None, keepdims=False):  # noqa: A001
+    return _reduction("any", lax.reduce_or)(_to_bool(asarray_leaf(a)), axis, keepdims=keepdims)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    a = asarray_leaf(a)
+    aval = get_aval(a)
+    axes = reduction_axes(axis, aval.ndim)
+    n = 1
+    for i in axes:
+        n *= aval.shape[i]
+    if dtype is None:
+        dtype = aval.dtype if aval.dtype.kind in "fc" else _dtypes.default_float_dtype()
+    dtype = _dtypes.canonicalize_dtype(dtype)
+    total = sum(lax._convert_element_type(a, dtype, aval.weak_type), axis=axes, keepdims=keepdims)
+    return lax.div(total, Array(_np.asarray(n, dtype), False))
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    a = asarray_leaf(a)
+    (a,) = promote_args_inexact("var", a)
+    aval = get_aval(a)
+    axes = reduction_axes(axis, aval.ndim)
+    centered = a - mean(a, axes, keepdims=True)
+    n = 1
+    for i in axes:
+        n *= aval.shape[i]
+    return sum(centered * centered, axes, keepdims=keepdims) / (n - ddof)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return sqrt(var(a, axis, dtype, out, ddof, keepdims))
+
+
+def _arg_reduction(name, lax_fn):
+    def fn(a, axis=None, out=None, keepdims=False):
+        a = asarray_leaf(a)
+        if axis is None:
+            a = ravel(a)
+            axis = 0
+        ax = canonicalize_axis(axis, get_aval(a).ndim)
+        if get_aval(a).shape[ax] == 0:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        res = lax_fn(a, ax, _dtypes.default_int_dtype())
+        return lax.expand_dims(res, (ax,)) if keepdims else res
+    fn.__name__ = name
+    return fn
+
+
+argmax = _arg_reduction("argmax", lax.argmax)
+argmin = _arg_reduction("argmin", lax.argmin)
+
+
+def cumsum(a, axis=None, dtype=None):
+    a = asarray_leaf(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    a = lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) if dtype else _int_sum_promote(a)
+    ax = canonicalize_axis(axis, get_aval(a).ndim)
+    from ..dispatch import jit_call_named
+    return jit_call_named("cumsum", lambda v: lax.cumsum(v, ax), a)
+
+
+def cumprod(a, axis=None, dtype=None):
+    a = asarray_leaf(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    a = lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) if dtype else _int_sum_promote(a)
+    from ..dispatch import jit_call_named
+    ax = canonicalize_axis(axis, get_aval(a).ndim)
+    return jit_call_named("cumprod", lambda v: lax.cumprod(v, ax), a)
+
+
+# ---------------------------------------------------------------- linear algebra
+
+def dot(a, b, *, precision=None, preferred_element_type=None):
+    a, b = promote_dtypes(a, b)
+    la, lb = get_aval(a), get_aval(b)
+    if la.ndim == 0 or lb.ndim == 0:
+        return multiply(a, b)
+    contract = ((la.ndim - 1,), (builtins.max(lb.ndim - 2, 0),))
+    return lax.dot_general(a, b, (contract, ((), ())), precision, preferred_element_type)
+
+
+def matmul(a, b, *, precision=None, preferred_element_type=None):
+    a, b = promote_dtypes(a, b)
+    la, lb = get_aval(a), get_aval(b)
+    if la.ndim == 0 or lb.ndim == 0:
+        raise ValueError(f"matmul: Input operand {0 if la.ndim == 0 else 1} does not have enough "
+                         "dimensions (has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
+    if la.ndim <= 2 and lb.ndim <= 2:
+        if la.shape[-1] != lb.shape[0]:
+            raise TypeError(f"dot_general requires contracting dimensions to have the same shape, "
+                            f"got ({la.shape[-1]},) and ({lb.shape[0]},).")
+        return lax.dot_general(a, b, (((la.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
+    a2 = a if la.ndim > 1 else lax.expand_dims(a, (0,))
+    b2 = b if lb.ndim > 1 else lax.expand_dims(b, (1,))
+    batch = _np.broadcast_shapes(get_aval(a2).shape[:-2], get_aval(b2).shape[:-2])
+    a2 = broadcast_to(a2, batch + get_aval(a2).shape[-2:])
+    b2 = broadcast_to(b2, batch + get_aval(b2).shape[-2:])
+    nb = len(batch)
+    out = lax.dot_general(a2, b2, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+                          precision, preferred_element_type)
+    if la.ndim == 1:
+        out = lax.squeeze(out, (nb,))
+    if lb.ndim == 1:
+        out = lax.squeeze(out, (get_aval(out).ndim - 1,))
+    return out
+
+
+def vdot(a, b):
+    return dot(ravel(a), ravel(b))
+
+
+def inner(a, b):
+    a, b = promote_dtypes(a, b)
+    la, lb = get_aval(a), get_aval(b)
+    if la.ndim == 0 or lb.ndim == 0:
+        return multiply(a, b)
+    return lax.dot_general(a, b, (((la.ndim - 1,), (lb.ndim - 1,)), ((), ())))
+
+
+def outer(a, b):
+    return ravel(a)[:, None] * ravel(b)[None, :]
+
+
+# ---------------------------------------------------------------- shape
+
+def shape(a):
+    return get_aval(asarray_leaf(a)).shape
+
+
+def ndim(a):
+    return get_aval(asarray_leaf(a)).ndim
+
+
+def size(a, axis=None):
+    s = shape(a)
+    return int(_np.prod(s)) if axis is None else s[axis]
+
+
+def reshape(a, shape=None, order="C", *, newshape=None):
+    a = asarray_leaf(a)
+    shape = newshape if shape is None else shape
+    shape = _shape(shape)
+    aval = get_aval(a)
+    if builtins.sum(1 for s in shape if s == -1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = int(_np.prod([s for s in shape if s != -1]))
+        if known == 0 or aval.size % known:
+            raise TypeError(f"cannot reshape array of shape {aval.shape} (size {aval.size}) into shape "
+                            f"{shape} because the product of specified axis sizes ({known}) does "
+                            f"not evenly divide {aval.size}")
+        shape = tuple(aval.size // known if s == -1 else s for s in shape)
+    if int(_np.prod(shape)) != aval.size:
+        raise TypeError(f"cannot reshape array of shape {aval.shape} (size {aval.size}) into shape "
+                        f"{shape} (size {int(_np.prod(shape))})")
+    return lax.reshape(a, shape)
+
+
+def ravel(a, order="C"):
+    a = asarray_leaf(a)
+    return reshape(a, (get_aval(a).size,))
+
+
+def transpose(a, axes=None):
+    a = asarray_leaf(a)
+    nd = get_aval(a).ndim
+    axes = tuple(range(nd))[::-1] if axes is None else tuple(canonicalize_axis(x, nd) for x in axes)
+    return lax.transpose(a, axes)
+
+
+def matrix_transpose(x, /):
+    nd = ndim(x)
+    return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def swapaxes(a, axis1, axis2):
+    nd = ndim(a)
+    perm = list(range(nd))
+    a1, a2 = canonicalize_axis(axis1, nd), canonicalize_axis(axis2, nd)
+    perm[a1], perm[a2] = perm[a2], perm[a1]
+    return transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+    nd = ndim(a)
+    src = [canonicalize_axis(s, nd) for s in ([source] if isinstance(source, int) else source)]
+    dst = [canonicalize_axis(d, nd) for d in ([destination] if isinstance(destination, int) else destination)]
+    perm = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return transpose(a, perm)
+
+
+def squeeze(a, axis=None):
+    a = asarray_leaf(a)
+    aval = get_aval(a)
+    if axis is None:
+        axes = tuple(i for i, s in enumerate(aval.shape) if s == 1)
+    else:
+        axes = reduction_axes(axis, aval.ndim)
+        for ax in axes:
+            if aval.shape[ax] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not equal to one, "
+                                 f"got shape={aval.shape} and dimensions={axes}")
+    return lax.squeeze(a, axes)
+
+
+def expand_dims(a, axis):
+    a = asarray_leaf(a)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    nd = get_aval(a).ndim + len(axes)
+    return lax.expand_dims(a, tuple(canonicalize_axis(x, nd) for x in axes))
+
+
+def broadcast_to(array, shape):
+    a = asarray_leaf(array)
+    shape = _shape(shape)
+    aval = get_aval(a)
+    if aval.shape == shape:
+        return a
+    try:
+        if _np.broadcast_shapes(aval.shape, shape) != shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: {aval.shape} and requested shape {shape}") from None
+    lead = len(shape) - aval.ndim
+    kept = [i for i in range(aval.ndim) if aval.shape[i] == shape[lead + i]]
+    squeezed = lax.squeeze(a, [i for i in range(aval.ndim) if i not in kept]) if len(kept) < aval.ndim else a
+    return lax.broadcast_in_dim(squeezed, shape, [lead + i for i in kept])
+
+
+def broadcast_arrays(*args):
+    return _broadcast_all(*(asarray_leaf(a) for a in args))
+
+
+def broadcast_shapes(*shapes):
+    return _np.broadcast_shapes(*shapes)
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    if not len(arrays):
+        raise ValueError("Need at least one array to concatenate.")
+    arrays = promote_dtypes(*arrays)
+    if dtype is not None:
+        arrays = [lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) for a in arrays]
+    nd = get_aval(arrays[0]).ndim
+    if nd == 0:
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    return lax.concatenate(arrays, canonicalize_axis(axis, nd))
+
+
+def stack(arrays, axis=0, dtype=None):
+    if not len(arrays):
+        raise ValueError("Need at least one array to stack.")
+    arrays = [asarray_leaf(a) for a in arrays]
+    shapes = {get_aval(a).shape for a in arrays}
+    if len(shapes) > 1:
+        raise ValueError("All input arrays must have the same shape.")
+    nd = get_aval(arrays[0]).ndim + 1
+    ax = canonicalize_axis(axis, nd)
+    return concatenate([lax.expand_dims(a, (ax,)) for a in arrays], ax, dtype)
+
+
+def hstack(tup):
+    arrs = [atleast_1d(a) for a in tup]
+    return concatenate(arrs, 0 if get_aval(arrs[0]).ndim == 1 else 1)
+
+
+def vstack(tup):
+    return concatenate([atleast_2d(a) for a in tup], 0)
+
+
+def atleast_1d(x):
+    x = asarray_leaf(x)
+    return reshape(x, (1,)) if get_aval(x).ndim == 0 else x
+
+
+def atleast_2d(x):
+    x = asarray_leaf(x)
+    nd = get_aval(x).ndim
+    return x if nd >= 2 else lax.broadcast_to_rank(x, 2)
+
+
+def astype(x, dtype, copy=False):
+    return lax._convert_element_type(asarray_leaf(x), _dtypes.canonicalize_dtype(dtype), False)
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = promote_args_inexact("isclose", a, b)
+    close = lax.le(abs(a - b), atol + rtol * abs(b))
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(a), isnan(b)))
+    return close
+
+
+def array_equal(a1, a2, equal_nan=False):
+    if shape(a1) != shape(a2):
+        return asarray(False)
+    return all(equal(a1, a2))
+
+
+from ._indexing import getitem as _getitem  # noqa: E402
+from . import _operators  # noqa: E402,F401  (installs Array/Tracer operators)
