@@ -58,9 +58,10 @@ def inline_jits(jaxpr):
 
 
 class Codegen:
-    def __init__(self, jaxpr, fn_name):
+    def __init__(self, jaxpr, fn_name, parallel=False):
         self.jaxpr = jaxpr
         self.fn_name = fn_name
+        self.parallel = parallel
         self.names = {}
         self.counter = itertools.count()
         self.lines = []
@@ -291,14 +292,23 @@ class RegionCodegen:
             self.gen.emit(f"{res} = np.empty({self.gen.shape_src(out.aval.shape)}, {idx_t})")
             finals.setdefault(depth, []).append(f"{res}[{', '.join(f'i{d}' for d in kept)}] = {bi}")
 
+    def _outer_loop_parallel(self):
+        # prange is safe when no reduction accumulates across iterations of the outer loop.
+        for eqn in self.region.eqns:
+            if eqn.primitive.name in fusion.REDUCTIONS and (self.flat or 0 in eqn.params["axes"]):
+                return False
+        return self.gen.parallel
+
     def _emit_loops(self, n, body, inits, finals, _):
         gen = self.gen
         loops = [("i", n)] if self.flat else [(f"i{d}", gen.dim(s)) for d, s in enumerate(self.shape)]
         depth = 1
+        par = self._outer_loop_parallel()
         for k, (var, bound) in enumerate(loops):
             for line in inits.get(k, []):
                 gen.emit(line, depth)
-            gen.emit(f"for {var} in range({bound}):", depth)
+            rng = "numba.prange" if par and k == 0 else "range"
+            gen.emit(f"for {var} in {rng}({bound}):", depth)
             depth += 1
         for line in body:
             gen.emit(line, depth)
@@ -349,10 +359,13 @@ from numjax.lowering import kernels as kn
 
 
 def lower_jaxpr(closed, name="fn"):
+    """Source with a serial function and a parallel twin (prange outer loops) for large inputs."""
     jaxpr = inline_jits(closed.jaxpr)
     fn_name = "numjax_" + "".join(c if c.isalnum() else "_" for c in name)
-    body = Codegen(jaxpr, fn_name).generate()
-    source = _HEADER + "@numba.njit(cache=True, nogil=True)\n" + body
+    serial = Codegen(jaxpr, fn_name).generate()
+    source = _HEADER + "@numba.njit(cache=True, nogil=True)\n" + serial
+    if "prange" in (parallel := Codegen(jaxpr, fn_name + "_par", parallel=True).generate()):
+        source += "\n\n@numba.njit(cache=True, nogil=True, parallel=True)\n" + parallel
     return Lowered(source, fn_name, closed.consts, closed.out_avals, closed.in_avals)
 
 
@@ -370,26 +383,63 @@ class Executable:
         self.lowered = lowered
         self.source = lowered.source
         self._fn = None
+        self._par = None
+        self._has_par = "prange" in lowered.source
         self._consts = [np.ascontiguousarray(getattr(c, "_value", c)) for c in lowered.consts]
         self._out = [(a.weak_type, a.dtype) for a in lowered.out_avals]
 
+    def _module(self):
+        key = hashlib.sha256(self.source.encode()).hexdigest()
+        module = _compile_cache.get(key)
+        if module is None:
+            from . import diskcache
+            module = _compile_cache[key] = diskcache.load_module(self.source, "prog")
+        return module
+
     def ensure_compiled(self):
         if self._fn is None:
-            key = hashlib.sha256(self.source.encode()).hexdigest()
-            fn = _compile_cache.get(key)
-            if fn is None:
-                from . import diskcache
-                module = diskcache.load_module(self.source, "prog")
-                fn = _compile_cache[key] = getattr(module, self.lowered.fn_name)
-            self._fn = fn
+            self._fn = getattr(self._module(), self.lowered.fn_name)
         return self._fn
+
+    def _parallel_fn(self):
+        if self._par is None:
+            from numjax.config import config
+            if config.numjax_num_threads:
+                import numba
+                numba.set_num_threads(config.numjax_num_threads)
+            self._par = getattr(self._module(), self.lowered.fn_name + "_par")
+        return self._par
 
     def call_arrays(self, vals):
         fn = self._fn or self.ensure_compiled()
-        args = [v if type(v) is np.ndarray and v.flags.c_contiguous else np.ascontiguousarray(getattr(v, "_value", v))
-                for v in vals]
-        outs = fn(*self._consts, *args)
+        for k, v in enumerate(vals):
+            if type(v) is not np.ndarray or not v.flags.c_contiguous:
+                vals = [np.ascontiguousarray(getattr(v, "_value", v)) for v in vals]
+                break
+        if self._has_par and _parallel_worth_it(vals):
+            fn = self._par or self._parallel_fn()
+        outs = fn(*self._consts, *vals) if self._consts else fn(*vals)
         return [Array(o, w) for o, (w, _) in zip(outs, self._out)]
+
+
+    def specialize(self, vals):
+        """The compiled entry point for exactly these argument types, skipping Numba's
+        per-call type dispatch; None when it cannot be used (e.g. array constants)."""
+        if self._consts or any(type(v) is not np.ndarray or not v.flags.c_contiguous for v in vals):
+            return None
+        fn = (self._par or self._parallel_fn()) if self._has_par and _parallel_worth_it(vals) else self._fn
+        if fn is None:
+            return None
+        import numba
+        sig = tuple(numba.typeof(v) for v in vals)
+        cres = fn.overloads.get(sig)
+        return None if cres is None else cres.entry_point
+
+
+def _parallel_worth_it(args):
+    from numjax.config import config
+    threshold = config.numjax_parallel_threshold
+    return threshold > 0 and any(a.size >= threshold for a in args)
 
 
 class FallbackExecutable:
@@ -400,6 +450,9 @@ class FallbackExecutable:
         self.source = "# no Numba lowering; evaluated op by op\n" + str(closed)
 
     def ensure_compiled(self):
+        return None
+
+    def specialize(self, vals):
         return None
 
     def call_arrays(self, vals):

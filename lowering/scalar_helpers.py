@@ -64,6 +64,7 @@ def ipow(x, n):
 def _make_f2i(dtype):
     info = np.iinfo(dtype)
     lo, hi = float(info.min), float(info.max)
+    imin, imax = int(info.min), int(info.max)
     cast = getattr(np, np.dtype(dtype).name)
 
     @_inline
@@ -72,9 +73,9 @@ def _make_f2i(dtype):
         if x != x:
             return cast(0)
         if x >= hi:
-            return cast(info.max)
+            return cast(imax)
         if x <= lo:
-            return cast(info.min)
+            return cast(imin)
         return cast(x)
     return f2i
 

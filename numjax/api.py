@@ -134,12 +134,13 @@ def _leaf_value(x, sig):
 # ---------------------------------------------------------------- jit
 
 class _CacheEntry:
-    __slots__ = ("closed", "out_tree", "executable", "out_avals")
+    __slots__ = ("closed", "out_tree", "executable", "out_avals", "single")
 
     def __init__(self, closed, out_tree):
         self.closed, self.out_tree = closed, out_tree
         self.executable = None
         self.out_avals = closed.out_avals
+        self.single = out_tree.node is None   # the function returned one array
 
 
 _trace_caches = weakref.WeakKeyDictionary()   # fun -> {key: _CacheEntry}
@@ -162,6 +163,7 @@ class Jitted:
         self._static_nums, self._static_names, self._positional = _normalize_static(
             fun, static_argnums, static_argnames)
         self._cache = _cache_for(fun)
+        self._fast = {}   # positional-Arrays-only calls: leaf signature -> entry
         self.stats = Stats()
         self._inline = inline
 
@@ -173,6 +175,42 @@ class Jitted:
 
     # -- the call path
     def __call__(self, *args, **kwargs):
+        if not kwargs and core._no_trace_active():
+            # The common call: positional Arrays, no statics. Skips pytree flattening.
+            try:
+                vals = [a._value for a in args]
+                sig = (tuple([(v.shape, v.dtype.char, v.flags.c_contiguous) for v in vals]),
+                       tuple([a.weak_type for a in args]), config._epoch)
+            except AttributeError:
+                sig = None
+            fast = self._fast.get(sig) if sig is not None else None
+            if fast is not None and not config.jax_disable_jit:
+                entry, native = fast
+                self.stats.trace_hits += 1
+                if native is not None:
+                    outs = native(*vals)
+                    if entry.single:
+                        return Array(outs[0], entry.out_avals[0].weak_type)
+                    outs = [Array(o, a.weak_type) for o, a in zip(outs, entry.out_avals)]
+                else:
+                    outs = entry.executable.call_arrays(vals)
+                return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
+            result = self._call_general(args, kwargs)
+            if sig is not None:
+                self._remember_fast(sig, args, vals, kwargs)
+            return result
+        return self._call_general(args, kwargs)
+
+    def _remember_fast(self, sig, args, vals, kwargs):
+        if self._static_nums or self._static_names or config.jax_disable_jit:
+            return
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        key = (in_tree, tuple(map(_leaf_sig, leaves)), (), config._epoch)
+        entry = self._cache.get(key)
+        if entry is not None and entry.executable is not None:
+            self._fast[sig] = (entry, entry.executable.specialize(vals))
+
+    def _call_general(self, args, kwargs):
         if config.jax_disable_jit:
             return self._fun(*args, **kwargs)
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
@@ -260,6 +298,7 @@ class Jitted:
 
     def clear_cache(self):
         self._cache.clear()
+        self._fast.clear()
 
     def trace(self, *args, **kwargs):
         return Traced(self, args, kwargs)

@@ -25,8 +25,8 @@ class ShapedArray:
     array_abstraction_level = 1
 
     def __init__(self, shape, dtype, weak_type=False):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        self.shape = shape if type(shape) is tuple else tuple(int(d) for d in shape)
+        self.dtype = dtype if type(dtype) is np.dtype else np.dtype(dtype)
         self.weak_type = bool(weak_type)
 
     ndim = property(lambda self: len(self.shape))

@@ -53,23 +53,27 @@ def _node_type(x):
 
 class PyTreeDef:
     """Structure of a pytree: node kind, aux data and children; leaves are ``None``."""
-    __slots__ = ("node", "aux", "children", "num_leaves", "_hash")
+    __slots__ = ("node", "aux", "children", "num_leaves", "_hash", "_k")
 
     def __init__(self, node, aux, children):
         self.node, self.aux, self.children = node, aux, children
         self.num_leaves = 1 if node is None else sum(c.num_leaves for c in children)
         self._hash = None
+        self._k = None
 
     @property
     def num_nodes(self):
         return 1 + sum(c.num_nodes for c in (self.children or ()))
 
     def _key(self):
-        kind = None if self.node is None else self.node.from_iter
-        return (kind, _hashable(self.aux), tuple(c._key() for c in self.children))
+        # Computed once: treedefs are immutable and compared on every jit call.
+        if self._k is None:
+            kind = None if self.node is None else self.node.from_iter
+            self._k = (kind, _hashable(self.aux), tuple(c._key() for c in self.children))
+        return self._k
 
     def __eq__(self, other):
-        return isinstance(other, PyTreeDef) and self._key() == other._key()
+        return self is other or (isinstance(other, PyTreeDef) and self._key() == other._key())
 
     def __hash__(self):
         if self._hash is None:

@@ -7,6 +7,7 @@ import numpy as _np
 from .. import core, dtypes as _dtypes, lax
 from ..array import Array
 from ..core import get_aval
+from ..lax.elementwise import _UNARY_PRIMS
 from ._util import (asarray_leaf, canonicalize_axis, promote_args, promote_args_inexact,
                     promote_dtypes, promote_shapes, reduction_axes)
 
@@ -214,7 +215,12 @@ def identity(n, dtype=None):
 # ---------------------------------------------------------------- elementwise
 
 def _unary(prim_fn, inexact=False, name=None):
+    prim = getattr(lax, (name or prim_fn.__name__) + "_p", None) or _UNARY_PRIMS.get(prim_fn.__name__)
+    impl = core.impl_rules.get(prim)
+
     def fn(x, /):
+        if type(x) is Array and impl is not None and x._value.dtype.kind in "fc" and core._no_trace_active():
+            return impl(x)   # eager fast path: no promotion needed for inexact inputs
         x = asarray_leaf(x)
         if inexact:
             (x,) = promote_args_inexact(name, x)

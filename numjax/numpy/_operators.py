@@ -1,4 +1,7 @@
 """Python operators and array methods on Arrays and Tracers, routed through numjax.numpy."""
+import numpy as np
+
+from .. import dtypes
 from .. import core
 from ..array import Array
 
@@ -46,10 +49,54 @@ def _install():
         cls.mT = property(lambda self: jnp.matrix_transpose(self))
         cls.real = property(lambda self: self)
         cls.__hash__ = None
+    for name, (ufunc, reflected) in _FAST_BINARY.items():
+        setattr(Array, name, _fast_binary(ufunc, ops[name], reflected))
     Array.__hash__ = _unhashable
     core.Tracer.__hash__ = _unhashable
     if not hasattr(core.Tracer, "block_until_ready"):
         core.Tracer.block_until_ready = lambda self: self
+
+
+# Eager arithmetic between Arrays and Python scalars skips the lax layer: the result dtype
+# comes from the same promotion table, and numpy computes in that dtype directly.
+_FAST_BINARY = {
+    "__add__": (np.add, False), "__radd__": (np.add, True),
+    "__sub__": (np.subtract, False), "__rsub__": (np.subtract, True),
+    "__mul__": (np.multiply, False), "__rmul__": (np.multiply, True),
+    "__lt__": (np.less, False), "__le__": (np.less_equal, False),
+    "__gt__": (np.greater, False), "__ge__": (np.greater_equal, False),
+}
+_COMPARE = {np.less, np.less_equal, np.greater, np.greater_equal}
+_SCALAR_TYPES = (int, float)
+
+
+def _fast_binary(ufunc, slow, reflected):
+    compare = ufunc in _COMPARE
+    promote = dtypes.promote
+
+    def op(self, other):
+        t = type(other)
+        if t is Array:
+            ov, ow = other._value, other.weak_type
+            odt = ov.dtype
+        elif t is float or t is int:
+            ov, ow, odt = other, True, (dtypes.default_float_dtype() if t is float else dtypes.default_int_dtype())
+        else:
+            return slow(self, other)
+        if len(core.trace_stack) != 1 or core._dynamic[0] is not core.trace_stack[0]:
+            return slow(self, other)
+        sv = self._value
+        dt, weak = promote((sv.dtype, self.weak_type), (odt, ow))
+        if dt.kind not in "fiu" or (t is int and dt.kind in "iu"):
+            return slow(self, other)   # bools, complex and int-overflow checks take the full path
+        if sv.dtype != dt:
+            sv = sv.astype(dt)
+        ov = dt.type(ov) if t is not Array else (ov if odt == dt else ov.astype(dt))
+        out = ufunc(ov, sv) if reflected else ufunc(sv, ov)
+        if compare:
+            return Array(np.asarray(out), False)
+        return Array(np.asarray(out, dtype=dt), weak)
+    return op
 
 
 def _unhashable(self):
