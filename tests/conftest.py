@@ -1,0 +1,45 @@
+"""Test-suite wide options.
+
+* Tests marked ``slow`` are skipped unless ``--runslow`` is given or a ``-m``
+  expression names ``slow`` (``tox -e slow`` runs ``pytest --runslow -m slow``).
+* Tests under ``tests/compat/`` (or marked ``compat``) compare numjax with real
+  JAX; they are skipped when ``jax`` is not importable, unless NUMJAX_COMPAT=1
+  (set by ``tox -e compat``), where a missing JAX must fail instead of
+  silently skipping.  A compat test module must not ``import jax`` at module
+  level; use ``jax = pytest.importorskip("jax", reason=...)`` there.
+
+So a plain ``pytest -q`` runs neither slow nor (without JAX) compat tests.
+"""
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+_COMPAT_DIR = Path(__file__).resolve().parent / "compat"
+_NO_JAX_REASON = "real JAX not installed (tox -e compat)"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="run tests marked slow")
+
+
+def _is_compat(item):
+    return item.get_closest_marker("compat") is not None or \
+        _COMPAT_DIR in Path(str(item.path)).resolve().parents
+
+
+def pytest_collection_modifyitems(config, items):
+    run_slow = config.getoption("--runslow") or "slow" in (config.getoption("markexpr") or "")
+    have_jax = importlib.util.find_spec("jax") is not None
+    skip_compat = not have_jax and os.environ.get("NUMJAX_COMPAT") != "1"
+    skip_slow = pytest.mark.skip(reason="slow test: pass --runslow (tox -e slow)")
+    for item in items:
+        if _is_compat(item):
+            item.add_marker(pytest.mark.compat)
+            if skip_compat:
+                item.add_marker(pytest.mark.skip(reason=_NO_JAX_REASON))
+        if not run_slow and item.get_closest_marker("slow") is not None:
+            item.add_marker(skip_slow)
