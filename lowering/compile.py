@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from numjax.array import Array
+from numjax.array import Array, c_contiguous as _c_contiguous
 from numjax.jaxpr import Literal, eval_jaxpr
 
 from . import fusion, scalar
@@ -91,13 +91,13 @@ class Codegen:
     # -- program
     def generate(self):
         jx = self.jaxpr
-        args = [self.name(v) for v in jx.constvars + jx.invars]
-        self.emit(f"def {self.fn_name}({', '.join(args)}):", 0)
-        for v in jx.constvars + jx.invars:
+        params = [f"arg{k}" for k in range(len(jx.constvars) + len(jx.invars))]
+        self.emit(f"def {self.fn_name}({', '.join(params)}):", 0)
+        for param, v in zip(params, jx.constvars + jx.invars):
             for j, s in enumerate(v.aval.shape):
-                self.dim_sources.setdefault(s, f"{self.name(v)}.shape[{j}]")
-            if v.aval.shape == ():
-                self.emit(f"{self.name(v)} = {self.name(v)}[()]")
+                self.dim_sources.setdefault(s, f"{param}.shape[{j}]")
+            # Rank-0 values live as scalars inside generated code.
+            self.emit(f"{self.name(v)} = {param}[()]" if v.aval.shape == () else f"{self.name(v)} = {param}")
         for item in fusion.Planner().plan(jx):
             if isinstance(item, fusion.Node):
                 self._node(item.eqn)
@@ -385,7 +385,7 @@ class Executable:
         self._fn = None
         self._par = None
         self._has_par = "prange" in lowered.source
-        self._consts = [np.ascontiguousarray(getattr(c, "_value", c)) for c in lowered.consts]
+        self._consts = [_c_contiguous(getattr(c, "_value", c)) for c in lowered.consts]
         self._out = [(a.weak_type, a.dtype) for a in lowered.out_avals]
 
     def _module(self):
@@ -414,7 +414,7 @@ class Executable:
         fn = self._fn or self.ensure_compiled()
         for k, v in enumerate(vals):
             if type(v) is not np.ndarray or not v.flags.c_contiguous:
-                vals = [np.ascontiguousarray(getattr(v, "_value", v)) for v in vals]
+                vals = [_c_contiguous(getattr(v, "_value", v)) for v in vals]
                 break
         if self._has_par and _parallel_worth_it(vals):
             fn = self._par or self._parallel_fn()

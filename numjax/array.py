@@ -129,3 +129,8 @@ def to_numpy(x):
     if type(x) is Array:
         return x._value
     return np.asarray(x)
+
+
+def c_contiguous(x):
+    """A C-contiguous ndarray of ``x`` that keeps rank 0 (np.ascontiguousarray makes it 1-d)."""
+    return np.asarray(x, order="C")

@@ -1,6 +1,8 @@
 """Contractions: dot_general (matmul, batched matmul, tensordot all lower to it)."""
 import numpy as np
 
+from numjax.array import c_contiguous as _c_contiguous
+
 from .. import dtypes
 from ..array import Array, to_numpy
 from ..core import ShapedArray, get_aval
@@ -55,7 +57,7 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_
     dt = lv.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
     out = dot_general_numpy(lv, rv, dimension_numbers, dt)
     weak = getattr(lhs, "weak_type", False) and getattr(rhs, "weak_type", False)
-    return Array(np.ascontiguousarray(out), weak)
+    return Array(_c_contiguous(out), weak)
 
 
 dot_general_p = make_primitive("dot_general", _dot_general_impl, _dot_general_abstract)

@@ -1,6 +1,8 @@
 """Reductions over axes, argmin/argmax, and cumulative reductions."""
 import numpy as np
 
+from numjax.array import c_contiguous as _c_contiguous
+
 from .. import dtypes
 from ..array import Array, to_numpy
 from ..core import ShapedArray, get_aval
@@ -116,7 +118,7 @@ def _cum_impl(np_accumulate):
         out = np_accumulate(v, axis=axis).astype(v.dtype)
         if reverse:
             out = np.flip(out, axis)
-        return Array(np.ascontiguousarray(out), getattr(x, "weak_type", False))
+        return Array(_c_contiguous(out), getattr(x, "weak_type", False))
     return impl
 
 

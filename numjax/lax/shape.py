@@ -1,6 +1,8 @@
 """Shape primitives: broadcast_in_dim, reshape, transpose, squeeze, concatenate, iota, rev, pad."""
 import numpy as np
 
+from numjax.array import c_contiguous as _c_contiguous
+
 from .. import dtypes
 from ..array import Array, to_numpy
 from ..core import ShapedArray, get_aval
@@ -188,7 +190,7 @@ def _pad_impl(x, padval, *, padding_config):
     out = v
     for axis, (lo, hi, interior) in enumerate(padding_config):
         out = _pad_axis(out, pv, axis, lo, hi, interior)
-    return Array(np.ascontiguousarray(out), _weak(x))
+    return Array(_c_contiguous(out), _weak(x))
 
 
 def _pad_axis(v, pv, axis, lo, hi, interior):
@@ -226,7 +228,7 @@ def pad(operand, padding_value, padding_config):
 def _iota_impl(*, dtype, shape, dimension, sharding=None):
     idx = np.arange(shape[dimension], dtype=dtype)
     view = idx.reshape([shape[dimension] if i == dimension else 1 for i in range(len(shape))])
-    return Array(np.ascontiguousarray(np.broadcast_to(view, shape)), False)
+    return Array(_c_contiguous(np.broadcast_to(view, shape)), False)
 
 
 iota_p = make_primitive(

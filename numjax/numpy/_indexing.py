@@ -10,15 +10,18 @@ from ..core import get_aval
 
 
 def _expand_ellipsis(idx, ndim):
+    # Identity checks only: `in` would compare traced indices with ==.
     n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
-    if sum(1 for i in idx if i is Ellipsis) > 1:
+    positions = [k for k, i in enumerate(idx) if i is Ellipsis]
+    if len(positions) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    if Ellipsis in [i for i in idx if i is Ellipsis]:
-        pos = next(k for k, i in enumerate(idx) if i is Ellipsis)
-        idx = idx[:pos] + (slice(None),) * (ndim - n_real) + idx[pos + 1:]
     if n_real > ndim:
         raise IndexError(f"Too many indices: {ndim}-dimensional array indexed with {n_real} regular indices.")
-    return idx + (slice(None),) * (ndim - n_real - (0 if Ellipsis not in idx else 0))
+    fill = (slice(None),) * (ndim - n_real)
+    if positions:
+        pos = positions[0]
+        return idx[:pos] + fill + idx[pos + 1:]
+    return idx + fill
 
 
 def getitem(arr, idx):
@@ -58,7 +61,7 @@ def getitem(arr, idx):
             squeeze_dims.append(dim)
         else:
             dyn.append((dim, i))
-            starts.append(0), limits.append(n), strides.append(1)
+            starts.append(0), limits.append(1), strides.append(1)   # size 1 after dynamic_slice
             squeeze_dims.append(dim)
         dim += 1
     out = arr

@@ -1,0 +1,254 @@
+"""numjax benchmarks: medians of repeated runs, in one process, against numpy,
+hand-written Numba and (when importable) real JAX.
+
+    python benchmarks/run.py            # prints a markdown table
+    python benchmarks/run.py --quick    # fewer repeats
+
+Timings of the first call in a fresh process (cold and warm disk cache) run
+subprocesses, so they measure what a user's script pays at start-up.
+"""
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import numpy as np
+
+try:
+    import jax as real_jax
+    import jax.numpy as real_jnp
+except ImportError:
+    real_jax = None
+
+import numba
+
+import numjax
+import numjax.numpy as jnp
+
+REPEAT = 7
+
+
+def median_time(fn, number=None):
+    """Median seconds per call over REPEAT batches, after one warm-up call."""
+    fn()
+    if number is None:
+        t = time.perf_counter()
+        fn()
+        one = time.perf_counter() - t
+        number = max(1, min(10000, int(0.05 / max(one, 1e-7))))
+    times = []
+    for _ in range(REPEAT):
+        t = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - t) / number)
+    return statistics.median(times)
+
+
+# ---------------------------------------------------------------- programs
+
+def selu(np_, x, alpha=1.67, lambda_=1.05):
+    return lambda_ * np_.where(x > 0, x, alpha * np_.exp(x) - alpha)
+
+
+def chain(np_, x):
+    return np_.cos(np_.log1p(np_.tanh(np_.exp(np_.sin(x) * 0.5 + 0.25)))) * 2.0 - 1.0
+
+
+def softmax(np_, x):
+    m = np_.max(x, axis=1, keepdims=True)
+    e = np_.exp(x - m)
+    return e / np_.sum(e, axis=1, keepdims=True)
+
+
+@numba.njit(cache=True)
+def selu_numba(x):
+    out = np.empty_like(x)
+    for i in range(x.size):
+        v = x[i]
+        out[i] = np.float32(1.05) * (v if v > 0 else np.float32(1.67) * np.exp(v) - np.float32(1.67))
+    return out
+
+
+@numba.njit(cache=True)
+def chain_numba(x):
+    out = np.empty_like(x)
+    for i in range(x.size):
+        v = np.sin(x[i]) * np.float32(0.5) + np.float32(0.25)
+        out[i] = np.cos(np.log1p(np.tanh(np.exp(v)))) * np.float32(2.0) - np.float32(1.0)
+    return out
+
+
+@numba.njit(cache=True)
+def softmax_numba(x):
+    out = np.empty_like(x)
+    for r in range(x.shape[0]):
+        m = x[r, 0]
+        for c in range(x.shape[1]):
+            m = max(m, x[r, c])
+        s = np.float32(0)
+        for c in range(x.shape[1]):
+            e = np.exp(x[r, c] - m)
+            out[r, c] = e
+            s += e
+        for c in range(x.shape[1]):
+            out[r, c] /= s
+    return out
+
+
+# ---------------------------------------------------------------- rows
+
+def compare(name, numjax_fn, numpy_fn, numba_fn, jax_fn, args, jax_args):
+    row = {"name": name}
+    row["numjax"] = median_time(lambda: numjax_fn(*args).block_until_ready())
+    row["numpy"] = median_time(lambda: numpy_fn(*[np.asarray(a) for a in args])) if numpy_fn else None
+    row["numba"] = median_time(lambda: numba_fn(*[np.asarray(a) for a in args])) if numba_fn else None
+    if real_jax is not None and jax_fn is not None:
+        row["jax"] = median_time(lambda: jax_fn(*jax_args).block_until_ready())
+    else:
+        row["jax"] = None
+    return row
+
+
+def elementwise_rows(rng):
+    rows = []
+    for n in (1_000_000, 10_000_000):
+        x = rng.standard_normal(n).astype(np.float32)
+        rows.append(compare(f"selu {n // 1_000_000}M f32", numjax.jit(lambda v: selu(jnp, v)),
+                            lambda v: selu(np, v), selu_numba,
+                            real_jax and real_jax.jit(lambda v: selu(real_jnp, v)),
+                            [jnp.asarray(x)], [real_jax and real_jnp.asarray(x)]))
+    x = rng.standard_normal(1_000_000).astype(np.float32)
+    rows.append(compare("8-op chain 1M f32", numjax.jit(lambda v: chain(jnp, v)),
+                        lambda v: chain(np, v), chain_numba,
+                        real_jax and real_jax.jit(lambda v: chain(real_jnp, v)),
+                        [jnp.asarray(x)], [real_jax and real_jnp.asarray(x)]))
+    x = rng.standard_normal((4096, 1024)).astype(np.float32)
+    rows.append(compare("row softmax 4096x1024", numjax.jit(lambda v: softmax(jnp, v)),
+                        lambda v: softmax(np, v), softmax_numba,
+                        real_jax and real_jax.jit(lambda v: softmax(real_jnp, v)),
+                        [jnp.asarray(x)], [real_jax and real_jnp.asarray(x)]))
+    a = rng.standard_normal((1024, 1024)).astype(np.float32)
+    rows.append(compare("matmul 1024^2 f32", numjax.jit(lambda p, q: p @ q), lambda p, q: p @ q, None,
+                        real_jax and real_jax.jit(lambda p, q: p @ q),
+                        [jnp.asarray(a), jnp.asarray(a)],
+                        [real_jax and real_jnp.asarray(a), real_jax and real_jnp.asarray(a)]))
+    return rows
+
+
+def overhead_rows():
+    rows = []
+    x = jnp.float32(2.0)
+    f = numjax.jit(lambda v: v * 2 + 1)
+    row = {"name": "cached jit call, scalar x*2+1", "numjax": median_time(lambda: f(x))}
+    row["numpy"] = median_time(lambda: np.float32(2.0) * 2 + 1)
+    row["numba"] = None
+    if real_jax is not None:
+        g = real_jax.jit(lambda v: v * 2 + 1)
+        y = real_jnp.float32(2.0)
+        row["jax"] = median_time(lambda: g(y))
+    else:
+        row["jax"] = None
+    rows.append(row)
+    row = {"name": "eager op, scalar x*2.0", "numjax": median_time(lambda: x * 2.0),
+           "numpy": median_time(lambda: np.float32(2.0) * 2.0), "numba": None,
+           "jax": median_time(lambda: y * 2.0) if real_jax is not None else None}
+    rows.append(row)
+    row = {"name": "eager op, jnp.exp scalar", "numjax": median_time(lambda: jnp.exp(x)),
+           "numpy": median_time(lambda: np.exp(np.float32(2.0))), "numba": None,
+           "jax": median_time(lambda: real_jnp.exp(y)) if real_jax is not None else None}
+    rows.append(row)
+    return rows
+
+
+_FRESH = textwrap.dedent("""
+    import time
+    t0 = time.perf_counter()
+    import numjax, numjax.numpy as jnp
+    t1 = time.perf_counter()
+    def selu(x, alpha=1.67, lambda_=1.05):
+        return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+    x = jnp.ones(1000, jnp.float32)
+    numjax.jit(selu)(x).block_until_ready()
+    t2 = time.perf_counter()
+    print(t1 - t0, t2 - t1)
+""")
+
+
+def fresh_process_rows():
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as cache:
+        env["NUMJAX_CACHE_DIR"] = cache
+        cold = _run_fresh(env)
+        warm = statistics.median(_run_fresh(env)[1] for _ in range(3))
+    return [{"name": "first jit(selu) call, fresh process, cold cache (after import)", "numjax": cold[1],
+             "numpy": None, "numba": None, "jax": None},
+            {"name": "first jit(selu) call, fresh process, warm cache (after import)", "numjax": warm,
+             "numpy": None, "numba": None, "jax": None},
+            {"name": "import numjax", "numjax": cold[0], "numpy": None, "numba": None, "jax": None}]
+
+
+def _run_fresh(env):
+    out = subprocess.run([sys.executable, "-c", _FRESH], env=env, capture_output=True, text=True, check=True)
+    return [float(v) for v in out.stdout.split()]
+
+
+def new_shape_row():
+    f = numjax.jit(lambda v: selu(jnp, v))
+    f(jnp.ones(1000, jnp.float32)).block_until_ready()
+    times = []
+    for n in range(1001, 1001 + REPEAT):
+        x = jnp.ones(n, jnp.float32)
+        t = time.perf_counter()
+        f(x).block_until_ready()
+        times.append(time.perf_counter() - t)
+    return {"name": "first call at a new shape, same rank", "numjax": statistics.median(times),
+            "numpy": None, "numba": None, "jax": None}
+
+
+# ---------------------------------------------------------------- report
+
+def fmt(t):
+    if t is None:
+        return "–"
+    if t < 1e-3:
+        return f"{t * 1e6:.2f} µs"
+    return f"{t * 1e3:.2f} ms" if t < 1 else f"{t:.2f} s"
+
+
+def ratio(a, b):
+    return "–" if a is None or b is None else f"{a / b:.2f}"
+
+
+def report(rows):
+    lines = [f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+             f"Python {platform.python_version()}, numba {numba.__version__}, numpy {np.__version__}"
+             + (f", jax {real_jax.__version__}" if real_jax else ", jax not installed"),
+             "",
+             "| benchmark | numjax | numpy | numba (hand-written) | JAX jit | numjax/JAX | numjax/numpy |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['name']} | {fmt(r['numjax'])} | {fmt(r['numpy'])} | {fmt(r['numba'])} | "
+                     f"{fmt(r['jax'])} | {ratio(r['numjax'], r['jax'])} | {ratio(r['numjax'], r['numpy'])} |")
+    return "\n".join(lines)
+
+
+def main():
+    global REPEAT
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    if args.quick:
+        REPEAT = 3
+    rng = np.random.default_rng(0)
+    rows = elementwise_rows(rng) + overhead_rows() + [new_shape_row()] + fresh_process_rows()
+    print(report(rows))
+
+
+if __name__ == "__main__":
+    main()
