@@ -10,6 +10,7 @@ evaluation, with a warning (``FallbackExecutable``).
 """
 import hashlib
 import itertools
+import re
 import warnings
 
 import numpy as np
@@ -142,6 +143,8 @@ class RegionCodegen:
         self.rank = len(self.shape)
         self.flat = self._can_flatten()
         self.local = {}           # var -> scalar source inside the loop body
+        self.accs = []            # scalar accumulators: (name, init source, combine, dtype)
+        self.unrollable = True    # False once a reduction needs more than scalar accumulators
 
     def _can_flatten(self):
         for eqn in self.region.eqns:
@@ -253,14 +256,17 @@ class RegionCodegen:
         res = self.gen.name(out)
         if trailing:
             acc = self.gen.tmp("acc")
-            inits.setdefault(depth, []).append(f"{acc} = {scalar.literal(init, dt) if dt != np.bool_ else init}")
+            init_src = scalar.literal(init, dt) if dt != np.bool_ else init
+            inits.setdefault(depth, []).append(f"{acc} = {init_src}")
             body.append(f"{acc} = {combine(acc, val, dt)}")
+            self.accs.append((acc, init_src, combine, dt))
             if out.aval.shape == ():
                 finals.setdefault(depth, []).append(f"{res} = {acc}")
             else:
                 finals.setdefault(depth, []).append(f"{res}[{', '.join(f'i{d}' for d in kept)}] = {acc}")
                 self.gen.emit(f"{res} = np.empty({self.gen.shape_src(out.aval.shape)}, {scalar.np_type(dt)})")
             return
+        self.unrollable = False
         self.gen.emit(f"{res} = np.full({self.gen.shape_src(out.aval.shape)}, "
                       f"{scalar.literal(init, dt) if dt != np.bool_ else init}, {scalar.np_type(dt)})")
         k = ", ".join(f"i{d}" for d in kept)
@@ -281,6 +287,7 @@ class RegionCodegen:
         idx_t = scalar.np_type(out.aval.dtype)
         if not trailing:
             raise NotImplementedError("argmax/argmin over a non-trailing axis")
+        self.unrollable = False
         inits.setdefault(depth, []).extend([f"{best} = {init}", f"{bi} = -1"])
         # The first NaN wins, then the first extremum, as XLA's argmax does.
         body.append(f"if {bi} < 0 or ({best} == {best} and ({val} {better} {best} or {val} != {val})):")
@@ -307,11 +314,16 @@ class RegionCodegen:
         for k, (var, bound) in enumerate(loops):
             for line in inits.get(k, []):
                 gen.emit(line, depth)
+            if k == len(loops) - 1 and self.accs and self.unrollable:
+                break   # the innermost loop is emitted unrolled below
             rng = "numba.prange" if par and k == 0 else "range"
             gen.emit(f"for {var} in {rng}({bound}):", depth)
             depth += 1
-        for line in body:
-            gen.emit(line, depth)
+        if loops and self.accs and self.unrollable:
+            depth = self._emit_unrolled_innermost(loops[-1], body, depth)
+        else:
+            for line in body:
+                gen.emit(line, depth)
         for k in range(len(loops) - 1, -1, -1):
             depth -= 1
             for line in finals.get(k, []):
@@ -319,6 +331,48 @@ class RegionCodegen:
         if not loops:   # rank-0 region (a scalar reduction of a scalar)
             for line in inits.get(0, []) + body + finals.get(0, []):
                 gen.emit(line, 1)
+
+
+UNROLL = 8
+
+
+def _emit_unrolled(self, loop, body, depth):
+    """The innermost loop with UNROLL independent copies of each accumulator.
+
+    Separate partial sums break the serial dependency on one accumulator, so LLVM
+    can vectorize the reduction without fast-math reassociation of the whole body.
+    """
+    gen = self.gen
+    var, bound = loop
+    base, tail = gen.tmp("ib"), gen.tmp("it")
+    for acc, init, _, _ in self.accs:
+        for u in range(1, UNROLL):
+            gen.emit(f"{acc}_{u} = {init}", depth)
+    gen.emit(f"{tail} = ({bound}) - ({bound}) % {UNROLL}", depth)
+    gen.emit(f"for {base} in range(0, {tail}, {UNROLL}):", depth)
+    for u in range(UNROLL):
+        gen.emit(f"{var} = {base} + {u}", depth + 1)
+        for line in body:
+            gen.emit(_suffix_locals(line, u, self.accs), depth + 1)
+    gen.emit(f"for {var} in range({tail}, {bound}):", depth)
+    for line in body:
+        gen.emit(line, depth + 1)
+    for acc, _, combine, dt in self.accs:
+        for u in range(1, UNROLL):
+            gen.emit(f"{acc} = {combine(acc, f'{acc}_{u}', dt)}", depth)
+    return depth + 1
+
+
+def _suffix_locals(line, u, accs):
+    if u == 0:
+        return line
+    line = re.sub(r"\b(t\d+)\b", lambda m: f"{m.group(1)}_{u}", line)
+    for acc, *_ in accs:
+        line = re.sub(rf"\b{acc}\b", f"{acc}_{u}", line)
+    return line
+
+
+RegionCodegen._emit_unrolled_innermost = _emit_unrolled
 
 
 def _reduction_identity(name, dt):

@@ -159,6 +159,8 @@ class Jitted:
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline):
         functools.update_wrapper(self, fun, updated=())
+        if not hasattr(self, "__name__"):   # functools.partial and other callables without a name
+            self.__name__ = getattr(getattr(fun, "func", None), "__name__", type(fun).__name__)
         self._fun = fun
         self._static_nums, self._static_names, self._positional = _normalize_static(
             fun, static_argnums, static_argnames)
