@@ -104,7 +104,8 @@ def _pow(args, in_dtypes, out_dtype, params):
 
 
 RULES = {
-    "add": _binop("+"), "sub": _binop("-"), "mul": _binop("*"), "div": _div, "rem": _rem,
+    "add": _binop("+"), "add_any": _binop("+"),
+    "stop_gradient": lambda a, i, o, p: a[0], "sub": _binop("-"), "mul": _binop("*"), "div": _div, "rem": _rem,
     "neg": lambda a, i, o, p: f"(-{a[0]})",
     "max": _call("sh.fmax"), "min": _call("sh.fmin"), "pow": _pow,
     "integer_pow": _integer_pow,

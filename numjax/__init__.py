@@ -9,3 +9,5 @@ from .api import (ShapeDtypeStruct, block_until_ready, default_backend, device_c
                   device_put, devices, disable_jit, eval_shape, jit, local_device_count,
                   local_devices, make_jaxpr)
 from . import tree_util as tree  # noqa: F401
+from .ad_api import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose,  # noqa: F401
+                     linearize, value_and_grad, vjp)

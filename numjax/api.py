@@ -133,6 +133,13 @@ def _leaf_value(x, sig):
 
 # ---------------------------------------------------------------- jit
 
+def _under_transformation(args, kwargs):
+    if core._no_trace_active():
+        return False
+    leaves = tree_util.tree_leaves((args, kwargs))
+    return not isinstance(core.find_top_trace(leaves), pe.DynamicJaxprTrace)
+
+
 class _CacheEntry:
     __slots__ = ("closed", "out_tree", "executable", "out_avals", "single")
 
@@ -213,7 +220,9 @@ class Jitted:
             self._fast[sig] = (entry, entry.executable.specialize(vals))
 
     def _call_general(self, args, kwargs):
-        if config.jax_disable_jit:
+        if config.jax_disable_jit or _under_transformation(args, kwargs):
+            # Under grad/jvp (and later vmap) the function is inlined into the enclosing
+            # transformation; an enclosing jit then compiles the whole result at once.
             return self._fun(*args, **kwargs)
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))

@@ -206,23 +206,45 @@ class Tracer:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
 
+    def _concrete_value(self):
+        """The value behind this tracer when it is known now (differentiation outside jit)."""
+        return None
+
     def __bool__(self):
-        raise TracerBoolConversionError(self)
+        v = self._concrete_value()
+        if v is None:
+            raise TracerBoolConversionError(self)
+        return bool(v)
 
     def __int__(self):
-        raise ConcretizationTypeError(self, _conversion_hint("int"))
+        v = self._concrete_value()
+        if v is None:
+            raise ConcretizationTypeError(self, _conversion_hint("int"))
+        return int(v)
 
     def __float__(self):
-        raise ConcretizationTypeError(self, _conversion_hint("float"))
+        v = self._concrete_value()
+        if v is None:
+            raise ConcretizationTypeError(self, _conversion_hint("float"))
+        return float(v)
 
     def __complex__(self):
-        raise ConcretizationTypeError(self, _conversion_hint("complex"))
+        v = self._concrete_value()
+        if v is None:
+            raise ConcretizationTypeError(self, _conversion_hint("complex"))
+        return complex(v)
 
     def __index__(self):
-        raise TracerIntegerConversionError(self)
+        v = self._concrete_value()
+        if v is None:
+            raise TracerIntegerConversionError(self)
+        return v.__index__()
 
     def __array__(self, dtype=None, copy=None):
-        raise TracerArrayConversionError(self)
+        v = self._concrete_value()
+        if v is None:
+            raise TracerArrayConversionError(self)
+        return np.asarray(v, dtype=dtype)
 
     def __setitem__(self, idx, val):
         raise TypeError(IMMUTABLE_MESSAGE.format(type(self).__name__))

@@ -47,7 +47,7 @@ def jit_call_named(name, fun, *args):
     jnp functions that JAX implements as jitted helpers (``_where``, ``cumsum``) go
     through here so their jaxprs print like JAX's, while eager calls stay cheap.
     """
-    if core._no_trace_active():
+    if core._no_trace_active() or not isinstance(core.find_top_trace(args), pe.DynamicJaxprTrace):
         return fun(*args)
     avals = [core.get_aval(a) for a in args]
     closed = pe.trace_to_jaxpr(lambda *xs: [fun(*xs)], avals)

@@ -195,3 +195,160 @@ def arg_names_of(fun, n_args, static_argnums=()):
         else:
             names.append(f"args[{i}]")
     return names
+
+
+# ---------------------------------------------------------------- partial evaluation
+#
+# Used by linearize/vjp: a function of known and unknown inputs is split into what
+# can be computed now (known values, computed by the traces below) and a jaxpr of
+# the rest (the unknowns), whose inputs are the unknown arguments and the known
+# *residuals* it reads.
+
+class PartialVal:
+    __slots__ = ("aval", "const")
+
+    def __init__(self, aval, const):
+        self.aval, self.const = aval, const
+
+    @classmethod
+    def known(cls, val):
+        return cls(core.get_aval(val), val)
+
+    @classmethod
+    def unknown(cls, aval):
+        return cls(aval, None)
+
+    is_known = property(lambda self: self.const is not None)
+
+
+class PETracer(core.Tracer):
+    __slots__ = ("pval", "recipe", "__weakref__")
+
+    def __init__(self, trace, pval, recipe):
+        self._trace, self.pval, self.recipe = trace, pval, recipe
+
+    aval = property(lambda self: self.pval.aval)
+
+    def full_lower(self):
+        return core.full_lower(self.pval.const) if self.pval.is_known else self
+
+    def _concrete_value(self):
+        return self.pval.const
+
+
+class _LambdaBinding:
+    pass
+
+
+class _ConstRecipe:
+    __slots__ = ("val",)
+
+    def __init__(self, val):
+        self.val = val
+
+
+class _EqnRecipe:
+    __slots__ = ("prim", "tracers_in", "params", "avals_out", "tracer_refs_out")
+
+    def __init__(self, prim, tracers_in, params, avals_out, tracer_refs_out):
+        self.prim, self.tracers_in, self.params = prim, tracers_in, params
+        self.avals_out, self.tracer_refs_out = avals_out, tracer_refs_out
+
+
+class PartialEvalTrace(core.Trace):
+    def new_arg(self, pval):
+        return PETracer(self, pval, _LambdaBinding())
+
+    def pure(self, val):
+        return PETracer(self, PartialVal.known(val), None)
+
+    lift = pure
+
+    def instantiate_const(self, tracer):
+        if tracer.pval.is_known:
+            return PETracer(self, PartialVal.unknown(tracer.aval), _ConstRecipe(tracer.pval.const))
+        return tracer
+
+    def process_primitive(self, primitive, tracers, params):
+        if all(t.pval.is_known for t in tracers):
+            return primitive.bind(*[t.pval.const for t in tracers], **params)
+        tracers_in = [self.instantiate_const(t) for t in tracers]
+        avals_out = primitive.abstract_eval(*[t.aval for t in tracers_in], **params)
+        multiple = primitive.multiple_results
+        avals_out = avals_out if multiple else [avals_out]
+        outs = [PETracer(self, PartialVal.unknown(a), None) for a in avals_out]
+        import weakref
+        recipe = _EqnRecipe(primitive, tracers_in, params, avals_out, [weakref.ref(t) for t in outs])
+        for t in outs:
+            t.recipe = recipe
+        return outs if multiple else outs[0]
+
+
+def partial_eval_flat(fun, pvals_in):
+    """Run ``fun`` on partially known inputs: (jaxpr of the unknown part, out pvals, residuals).
+
+    The jaxpr's invars are the unknown inputs in order; its constvars are the residuals.
+    """
+    with core.new_main(PartialEvalTrace) as main:
+        trace = PartialEvalTrace(main)
+        tracers_in = [trace.new_arg(pval) for pval in pvals_in]
+        outs = fun(*tracers_in)
+        tracers_out = [trace.full_raise(o) for o in outs]
+        pvals_out = [t.pval for t in tracers_out]
+        unknown_in = [t for t in tracers_in if not t.pval.is_known]
+        unknown_out = [t for t in tracers_out if not t.pval.is_known]
+        jaxpr, consts = _tracers_to_jaxpr(unknown_in, unknown_out)
+    return jaxpr, pvals_out, consts
+
+
+def _tracers_to_jaxpr(tracers_in, tracers_out):
+    tracer_to_var = {id(t): Var(t.aval) for t in tracers_in}
+    constvar_to_val, constid_to_var = {}, {}
+    processed, eqns = set(), []
+    for t in _toposort(tracers_out):
+        if isinstance(t.recipe, _LambdaBinding):
+            if id(t) not in tracer_to_var:
+                raise ValueError("an unknown input escaped linearization")
+        elif isinstance(t.recipe, _ConstRecipe):
+            val = t.recipe.val
+            var = constid_to_var.get(id(val))
+            if var is None:
+                aval = core.get_aval(val)
+                var = constid_to_var[id(val)] = Var(aval)
+                constvar_to_val[var] = val
+            tracer_to_var[id(t)] = var
+        elif isinstance(t.recipe, _EqnRecipe):
+            if id(t.recipe) not in processed:
+                r = t.recipe
+                outvars = [Var(a) for a in r.avals_out]
+                for ref, v in zip(r.tracer_refs_out, outvars):
+                    out_t = ref()
+                    if out_t is not None:
+                        tracer_to_var[id(out_t)] = v
+                eqns.append(JaxprEqn(r.prim, [tracer_to_var[id(x)] for x in r.tracers_in], outvars,
+                                     r.params))
+                processed.add(id(r))
+    constvars, constvals = list(constvar_to_val), list(constvar_to_val.values())
+    invars = [tracer_to_var[id(t)] for t in tracers_in]
+    outvars = [tracer_to_var[id(t)] for t in tracers_out]
+    return Jaxpr(constvars, invars, outvars, eqns), constvals
+
+
+def _toposort(out_nodes):
+    """Tracers in dependency order (parents first), following eqn recipes."""
+    def parents(t):
+        return t.recipe.tracers_in if isinstance(t.recipe, _EqnRecipe) else []
+
+    order, visited = [], set()
+    stack = [(t, False) for t in reversed(out_nodes)]
+    while stack:
+        t, done = stack.pop()
+        if done:
+            order.append(t)
+            continue
+        if id(t) in visited:
+            continue
+        visited.add(id(t))
+        stack.append((t, True))
+        stack.extend((p, False) for p in reversed(parents(t)) if id(p) not in visited)
+    return order

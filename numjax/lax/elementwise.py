@@ -377,3 +377,198 @@ def _convert_element_type(operand, new_dtype, weak_type=False):
 
 def bitcast_convert_type(operand, new_dtype):
     return bitcast_convert_type_p.bind(operand, new_dtype=np.dtype(new_dtype))
+
+
+# ---------------------------------------------------------------- differentiation rules
+# Registered per family, beside the definitions above (see interpreters/ad.py for signatures).
+from ..interpreters import ad  # noqa: E402
+from ..interpreters.ad import defjvp, defjvp2, defjvp_zero, unbroadcast, is_undefined  # noqa: E402
+
+
+def _c(v, like):
+    """A constant of ``like``'s dtype (weak, so it never changes the result type)."""
+    return Array(np.asarray(v, dtype=core.get_aval(like).dtype), True)
+
+
+def _add_transpose(ct, x, y):
+    return [unbroadcast(x.aval, ct) if is_undefined(x) else None,
+            unbroadcast(y.aval, ct) if is_undefined(y) else None]
+
+
+def _sub_transpose(ct, x, y):
+    neg_ct = None if type(ct) is ad.Zero else neg(ct)
+    return [unbroadcast(x.aval, ct) if is_undefined(x) else None,
+            unbroadcast(y.aval, neg_ct) if is_undefined(y) and neg_ct is not None else None]
+
+
+def _mul_transpose(ct, x, y):
+    if is_undefined(x):
+        return [unbroadcast(x.aval, mul(ct, y)), None]
+    return [None, unbroadcast(y.aval, mul(x, ct))]
+
+
+def _div_transpose(ct, x, y):
+    return [unbroadcast(x.aval, div(ct, y)), None]
+
+
+ad.deflinear(add_p, _add_transpose)
+ad.deflinear(sub_p, _sub_transpose)
+ad.deflinear(neg_p, lambda ct, x: [neg(ct)])
+defjvp(mul_p, lambda t, x, y: mul(t, y), lambda t, x, y: mul(x, t))
+ad.transpose_rules[mul_p] = _mul_transpose
+defjvp2(div_p, lambda t, ans, x, y: div(t, y), lambda t, ans, x, y: neg(mul(t, div(ans, y))))
+ad.transpose_rules[div_p] = _div_transpose
+
+
+def _minmax_jvp(pick):
+    # Ties split the tangent evenly, as JAX's max/min rules do.
+    def tx(t, x, y):
+        return mul(t, _convert_element_type(pick(x, y), core.get_aval(t).dtype) if False else
+                   select(eq(x, y), _c(0.5, t), convert_element_type(pick(x, y), core.get_aval(t).dtype)))
+
+    def ty(t, x, y):
+        return mul(t, select(eq(x, y), _c(0.5, t), convert_element_type(pick(y, x), core.get_aval(t).dtype)))
+    return tx, ty
+
+
+defjvp(max_p, *_minmax_jvp(gt))
+defjvp(min_p, *_minmax_jvp(lt))
+
+
+def _pow_jvp_x(t, x, y):
+    return mul(t, mul(y, pow_p.bind(x, sub(y, _c(1, y)))))
+
+
+def _pow_jvp_y(t, ans, x, y):
+    safe_log = select(eq(x, _c(0, x)), _c(0, x), log(x))
+    return mul(t, mul(ans, safe_log))
+
+
+defjvp2(pow_p, lambda t, ans, x, y: _pow_jvp_x(t, x, y), _pow_jvp_y)
+
+
+def _integer_pow_jvp(t, x, *, y):
+    if y == 0:
+        return mul(t, _c(0, t))
+    return mul(t, mul(_c(y, x), integer_pow_p.bind(x, y=y - 1) if y != 1 else _c(1, x)))
+
+
+defjvp(integer_pow_p, _integer_pow_jvp)
+defjvp2(exp_p, lambda t, ans, x: mul(t, ans))
+defjvp2(exp2_p, lambda t, ans, x: mul(t, mul(ans, _c(np.log(2.0), ans))))
+defjvp(log_p, lambda t, x: div(t, x))
+defjvp(log1p_p, lambda t, x: div(t, add(x, _c(1, x))))
+defjvp2(expm1_p, lambda t, ans, x: mul(t, add(ans, _c(1, ans))))
+defjvp2(tanh_p, lambda t, ans, x: mul(t, sub(_c(1, ans), mul(ans, ans))))
+defjvp2(logistic_p, lambda t, ans, x: mul(t, mul(ans, sub(_c(1, ans), ans))))
+defjvp(sin_p, lambda t, x: mul(t, cos(x)))
+defjvp(cos_p, lambda t, x: neg(mul(t, sin(x))))
+defjvp2(tan_p, lambda t, ans, x: mul(t, add(_c(1, ans), mul(ans, ans))))
+defjvp(asin_p, lambda t, x: mul(t, rsqrt(sub(_c(1, x), mul(x, x)))))
+defjvp(acos_p, lambda t, x: neg(mul(t, rsqrt(sub(_c(1, x), mul(x, x))))))
+defjvp(atan_p, lambda t, x: div(t, add(_c(1, x), mul(x, x))))
+defjvp(sinh_p, lambda t, x: mul(t, cosh(x)))
+defjvp(cosh_p, lambda t, x: mul(t, sinh(x)))
+defjvp(asinh_p, lambda t, x: mul(t, rsqrt(add(mul(x, x), _c(1, x)))))
+defjvp(acosh_p, lambda t, x: mul(t, rsqrt(sub(mul(x, x), _c(1, x)))))
+defjvp(atanh_p, lambda t, x: div(t, sub(_c(1, x), mul(x, x))))
+defjvp2(sqrt_p, lambda t, ans, x: div(t, mul(_c(2, ans), ans)))
+defjvp2(rsqrt_p, lambda t, ans, x: mul(t, mul(_c(-0.5, ans), div(ans, x))))
+defjvp2(cbrt_p, lambda t, ans, x: div(t, mul(_c(3, ans), mul(ans, ans))))
+defjvp(abs_p, lambda t, x: mul(t, sign(x)))
+defjvp(erf_p, lambda t, x: mul(t, mul(_c(2 / np.sqrt(np.pi), x), exp(neg(mul(x, x))))))
+defjvp2(erf_inv_p, lambda t, ans, x: mul(t, mul(_c(np.sqrt(np.pi) / 2, ans), exp(mul(ans, ans)))))
+defjvp(atan2_p,
+       lambda t, x, y: mul(t, div(y, add(mul(x, x), mul(y, y)))),
+       lambda t, x, y: mul(t, neg(div(x, add(mul(x, x), mul(y, y))))))
+
+
+def _trunc(v):
+    return select(lt(v, _c(0, v)), ceil(v), floor(v))
+
+
+defjvp(rem_p, lambda t, x, y: t, lambda t, x, y: neg(mul(t, _trunc(div(x, y)))))
+for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
+           and_p, or_p, xor_p, not_p, shift_left_p, shift_right_logical_p,
+           shift_right_arithmetic_p, nextafter_p):
+    defjvp_zero(_p)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False, sharding=None):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
+    if np.dtype(new_dtype).kind not in "fc" or core.get_aval(x).dtype.kind not in "fc":
+        return out, ad.Zero(ad._tangent_aval(core.get_aval(out)))
+    return out, convert_element_type_p.bind(ad.instantiate(t), new_dtype=new_dtype,
+                                            weak_type=weak_type, sharding=sharding)
+
+
+def _convert_transpose(ct, x, *, new_dtype, weak_type=False, sharding=None):
+    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type,
+                                        sharding=sharding)]
+
+
+ad.jvp_rules[convert_element_type_p] = _convert_jvp
+ad.transpose_rules[convert_element_type_p] = _convert_transpose
+
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    out = select_n_p.bind(which, *cases)
+    if all(type(t) is ad.Zero for t in tangents[1:]):
+        return out, ad.Zero(core.get_aval(out))
+    return out, select_n_p.bind(which, *map(ad.instantiate, tangents[1:]))
+
+
+def _select_n_transpose(ct, which, *cases):
+    if type(ct) is ad.Zero:
+        return [None] + [None] * len(cases)
+    zeros = ad.zeros_like_aval(core.get_aval(ct))
+    outs = [None]
+    for i, c in enumerate(cases):
+        if not is_undefined(c):
+            outs.append(None)
+            continue
+        picked = [zeros] * len(cases)
+        picked[i] = ct
+        outs.append(select_n_p.bind(which, *picked))
+    return outs
+
+
+ad.jvp_rules[select_n_p] = _select_n_jvp
+ad.transpose_rules[select_n_p] = _select_n_transpose
+
+
+def _clamp_jvp(primals, tangents):
+    lo, x, hi = primals
+    out = clamp_p.bind(lo, x, hi)
+    t = tangents[1]
+    if type(t) is ad.Zero:
+        return out, ad.Zero(core.get_aval(out))
+    inside = and_p.bind(ge_p.bind(x, broadcast_like(lo, x)), le_p.bind(x, broadcast_like(hi, x)))
+    return out, select_n_p.bind(inside, ad.zeros_like_aval(core.get_aval(t)), t)
+
+
+def broadcast_like(v, x):
+    return ad.broadcast_to_aval(v, core.get_aval(x))
+
+
+ad.jvp_rules[clamp_p] = _clamp_jvp
+
+
+# ---------------------------------------------------------------- add_any and stop_gradient
+# add_any sums tangents/cotangents (JAX prints it so); stop_gradient is the identity with a
+# zero derivative.
+add_any_p = _binary("add_any", np.add)
+ad.deflinear(add_any_p, _add_transpose)
+stop_gradient_p = make_primitive("stop_gradient", _eager(lambda v: v), lambda x: x)
+defjvp_zero(stop_gradient_p)
+
+
+def stop_gradient(x):
+    from ..tree_util import tree_map
+
+    def stop(v):
+        aval = core.get_aval(v)
+        return v if aval.dtype.kind not in "fc" else stop_gradient_p.bind(v)
+    return tree_map(stop, x)

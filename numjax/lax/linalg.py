@@ -94,3 +94,59 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
     if la.ndim in (1, 2) and ra.ndim in (1, 2) and la.shape[-1] == ra.shape[0]:
         return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
     raise TypeError(f"Incompatible shapes for dot: got {la.shape} and {ra.shape}.")
+
+
+# ---------------------------------------------------------------- differentiation rules
+from ..interpreters import ad  # noqa: E402
+
+
+def _dot_general_jvp(primals, tangents, **params):
+    lhs, rhs = primals
+    tl, tr = tangents
+    out = dot_general_p.bind(lhs, rhs, **params)
+    t_out = ad.Zero(get_aval(out))
+    if type(tl) is not ad.Zero:
+        t_out = ad.add_tangents(t_out, dot_general_p.bind(tl, rhs, **params))
+    if type(tr) is not ad.Zero:
+        t_out = ad.add_tangents(t_out, dot_general_p.bind(lhs, tr, **params))
+    return out, t_out
+
+
+def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision=None,
+                           preferred_element_type=None, out_sharding=None):
+    from .shape import transpose
+    (lc, rc), (lb, rb) = dimension_numbers
+    if type(ct) is ad.Zero:
+        return [None, None]
+    lhs_aval = lhs.aval if ad.is_undefined(lhs) else get_aval(lhs)
+    rhs_aval = rhs.aval if ad.is_undefined(rhs) else get_aval(rhs)
+    nb = len(lb)
+    lfree = [i for i in range(lhs_aval.ndim) if i not in lc and i not in lb]
+    rfree = [i for i in range(rhs_aval.ndim) if i not in rc and i not in rb]
+    ct_b = tuple(range(nb))
+    ct_lf = tuple(range(nb, nb + len(lfree)))
+    ct_rf = tuple(range(nb + len(lfree), nb + len(lfree) + len(rfree)))
+    kw = dict(precision=precision, preferred_element_type=preferred_element_type, out_sharding=out_sharding)
+    outs = [None, None]
+    if ad.is_undefined(lhs):
+        res = dot_general_p.bind(ct, rhs, dimension_numbers=((ct_rf, tuple(rfree)), (ct_b, tuple(rb))), **kw)
+        rc_sorted = sorted(range(len(rc)), key=lambda k: rc[k])
+        order = list(lb) + lfree + [lc[k] for k in rc_sorted]
+        res = transpose(res, tuple(int(i) for i in np.argsort(order)))
+        outs[0] = _cast(res, lhs_aval.dtype)
+    if ad.is_undefined(rhs):
+        res = dot_general_p.bind(lhs, ct, dimension_numbers=((tuple(lfree), ct_lf), (tuple(lb), ct_b)), **kw)
+        lc_sorted = sorted(range(len(lc)), key=lambda k: lc[k])
+        order = list(rb) + [rc[k] for k in lc_sorted] + rfree
+        res = transpose(res, tuple(int(i) for i in np.argsort(order)))
+        outs[1] = _cast(res, rhs_aval.dtype)
+    return outs
+
+
+def _cast(x, dtype):
+    from .elementwise import convert_element_type
+    return x if get_aval(x).dtype == dtype else convert_element_type(x, dtype)
+
+
+ad.jvp_rules[dot_general_p] = _dot_general_jvp
+ad.transpose_rules[dot_general_p] = _dot_general_transpose

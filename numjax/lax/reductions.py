@@ -145,3 +145,95 @@ cumsum = _cumulative(cumsum_p)
 cumprod = _cumulative(cumprod_p)
 cummax = _cumulative(cummax_p)
 cummin = _cumulative(cummin_p)
+
+
+# ---------------------------------------------------------------- differentiation rules
+from ..interpreters import ad  # noqa: E402
+
+
+def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
+    from .shape import broadcast_in_dim
+    shape = x.aval.shape
+    kept = [d for d in range(len(shape)) if d not in axes]
+    return [broadcast_in_dim(ct, shape, kept)]
+
+
+ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+
+
+def _reduce_chooser_jvp(prim):
+    # The tangent at the extremum's locations, averaged over ties (as JAX does).
+    def rule(primals, tangents, *, axes, out_sharding=None):
+        from . import elementwise as ew
+        from .shape import broadcast_in_dim
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axes=axes, out_sharding=out_sharding)
+        shape = get_aval(x).shape
+        kept = [d for d in range(len(shape)) if d not in axes]
+        mask = ew.convert_element_type(ew.eq(x, broadcast_in_dim(ans, shape, kept)), get_aval(t).dtype)
+        num = reduce_sum(ew.mul(t, mask), axes)
+        return ans, ew.div(num, reduce_sum(mask, axes))
+    return rule
+
+
+ad.jvp_rules[reduce_max_p] = _reduce_chooser_jvp(reduce_max_p)
+ad.jvp_rules[reduce_min_p] = _reduce_chooser_jvp(reduce_min_p)
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes, out_sharding=None):
+    # d prod = sum_i t_i * prod_{j != i} x_j; the product of the others is computed from
+    # exclusive cumulative products so zeros in x are handled exactly.
+    from . import elementwise as ew
+    from .shape import reshape, transpose
+    (x,), (t,) = primals, tangents
+    ans = reduce_prod_p.bind(x, axes=axes, out_sharding=out_sharding)
+    shape = get_aval(x).shape
+    kept = [d for d in range(len(shape)) if d not in axes]
+    perm = tuple(kept) + tuple(axes)
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    kept_shape = [shape[d] for d in kept]
+    xs = reshape(transpose(x, perm), kept_shape + [n])
+    ts = reshape(transpose(ad.instantiate(t), perm), kept_shape + [n])
+    last = len(kept_shape)
+    left = _exclusive_cumprod(xs, last, False)
+    right = _exclusive_cumprod(xs, last, True)
+    others = ew.mul(left, right)
+    return ans, reduce_sum(ew.mul(ts, others), (last,))
+
+
+def _exclusive_cumprod(x, axis, reverse):
+    from . import elementwise as ew
+    from .shape import concatenate, pad
+    from .indexing import slice as lax_slice
+    aval = get_aval(x)
+    inc = cumprod(x, axis, reverse)
+    one = Array(np.ones((), aval.dtype), False)
+    lo = [0] * aval.ndim
+    hi = list(aval.shape)
+    cfg = [(0, 0, 0)] * aval.ndim
+    if reverse:
+        lo[axis] = 1
+        cfg[axis] = (0, 1, 0)
+    else:
+        hi[axis] -= 1
+        cfg[axis] = (1, 0, 0)
+    return pad(lax_slice(inc, lo, hi), one, cfg)
+
+
+ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
+for _p in (argmax_p, argmin_p, reduce_and_p, reduce_or_p):
+    ad.defjvp_zero(_p)
+
+ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
+
+
+def _cumprod_jvp(primals, tangents, *, axis, reverse):
+    # d cumprod_k = sum_{i<=k} t_i * prod_{j<=k, j!=i} x_j = cumprod_k * cumsum(t/x)_k, valid
+    # for nonzero x; zeros fall back to the same formula (documented limitation).
+    from . import elementwise as ew
+    (x,), (t,) = primals, tangents
+    ans = cumprod_p.bind(x, axis=axis, reverse=reverse)
+    return ans, ew.mul(ans, cumsum(ew.div(ad.instantiate(t), x), axis, reverse))
+
+
+ad.jvp_rules[cumprod_p] = _cumprod_jvp

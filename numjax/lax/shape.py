@@ -243,3 +243,77 @@ def iota(dtype, size):
 def broadcasted_iota(dtype, shape, dimension):
     return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype), shape=tuple(int(s) for s in shape),
                        dimension=int(dimension), sharding=None)
+
+
+# ---------------------------------------------------------------- differentiation rules
+from ..interpreters import ad  # noqa: E402
+
+
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
+    from .reductions import reduce_sum
+    in_shape = x.aval.shape
+    summed = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
+    expanded = tuple(broadcast_dimensions[i] for i, n in enumerate(in_shape) if n == 1 and shape[broadcast_dimensions[i]] != 1)
+    out = reduce_sum(ct, summed + expanded) if summed or expanded else ct
+    return [reshape(out, in_shape)]
+
+
+ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+
+
+def _reshape_transpose(ct, x, *, new_sizes, dimensions=None, sharding=None):
+    if dimensions is not None:
+        inv = tuple(int(i) for i in np.argsort(dimensions))
+        return [transpose(reshape(ct, [x.aval.shape[d] for d in dimensions]), inv)]
+    return [reshape(ct, x.aval.shape)]
+
+
+ad.deflinear(reshape_p, _reshape_transpose)
+ad.deflinear(transpose_p, lambda ct, x, *, permutation: [
+    transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
+ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+
+
+def _concatenate_transpose(ct, *xs, dimension):
+    from .indexing import slice as lax_slice
+    outs, start = [], 0
+    for x in xs:
+        n = (x.aval if ad.is_undefined(x) else get_aval(x)).shape[dimension]
+        if ad.is_undefined(x):
+            lo = [0] * len(x.aval.shape)
+            hi = list(x.aval.shape)
+            lo[dimension], hi[dimension] = start, start + n
+            outs.append(lax_slice(ct, lo, hi))
+        else:
+            outs.append(None)
+        start += n
+    return outs
+
+
+ad.deflinear(concatenate_p, _concatenate_transpose)
+
+
+def _pad_transpose(ct, x, padval, *, padding_config):
+    from .indexing import slice as lax_slice
+    from .reductions import reduce_sum
+    # Undo the negative padding first by padding ct with zeros, then slice the operand back out.
+    unpad_cfg = tuple((max(-lo, 0), max(-hi, 0), 0) for lo, hi, _ in padding_config)
+    zero = Array(np.zeros((), get_aval(ct).dtype), False)
+    full = pad(ct, zero, unpad_cfg) if any(lo or hi for lo, hi, _ in unpad_cfg) else ct
+    starts = [max(lo, 0) for lo, _, _ in padding_config]
+    shape = get_aval(full).shape
+    limits = [n - max(hi, 0) for n, (_, hi, _) in zip(shape, padding_config)]
+    strides = [it + 1 for _, _, it in padding_config]
+    x_ct = lax_slice(full, starts, limits, strides)
+    outs = [x_ct if ad.is_undefined(x) else None]
+    if ad.is_undefined(padval):
+        total = reduce_sum(ct, tuple(range(len(shape))))
+        outs.append(total - reduce_sum(x_ct, tuple(range(len(shape)))))
+    else:
+        outs.append(None)
+    return outs
+
+
+ad.deflinear(pad_p, _pad_transpose)
+ad.defjvp_zero(iota_p)

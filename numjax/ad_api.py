@@ -1,0 +1,371 @@
+"""Differentiation API: jvp, linearize, vjp, grad, value_and_grad, jacobians, hessian.
+
+Like api.py, this layer only handles pytrees and argument checks; the work is
+done by ``interpreters/ad.py``.
+"""
+import functools
+
+import numpy as np
+
+from . import core, tree_util
+from .interpreters import ad
+from .numpy._util import asarray_leaf
+
+
+def _leaf(x):
+    return x if isinstance(x, core.Tracer) else asarray_leaf(x)
+
+
+def _flat_fun(fun, in_tree):
+    out_tree = [None]
+
+    def flat(*leaves):
+        out = fun(*tree_util.tree_unflatten(in_tree, leaves))
+        out_leaves, out_tree[0] = tree_util.tree_flatten(out)
+        return [_leaf(o) for o in out_leaves]
+    return flat, out_tree
+
+
+# ---------------------------------------------------------------- forward mode
+
+def jvp(fun, primals, tangents, has_aux=False):
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
+                        f"{type(primals).__name__} and {type(tangents).__name__}.")
+    p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError(f"primal and tangent arguments to jax.jvp must have the same tree structure; "
+                        f"primals have tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
+    for p, t in zip(p_leaves, t_leaves):
+        pa, ta = core.get_aval(_leaf(p)), core.get_aval(_leaf(t))
+        if pa.shape != ta.shape:
+            raise ValueError("jvp called with different primal and tangent shapes;"
+                             f"Got primal shape {pa.shape} and tangent shape as {ta.shape}")
+    aux_box = []
+    f = _with_aux(fun, has_aux, aux_box)
+    flat, out_tree = _flat_fun(lambda *a: f(*a), p_tree)
+    outs, t_outs = ad.jvp_flat(flat, [_leaf(p) for p in p_leaves], [_leaf(t) for t in t_leaves])
+    po = tree_util.tree_unflatten(out_tree[0], outs)
+    to = tree_util.tree_unflatten(out_tree[0], t_outs)
+    return (po, to, aux_box[0]) if has_aux else (po, to)
+
+
+def _with_aux(fun, has_aux, box):
+    if not has_aux:
+        return fun
+
+    def f(*args):
+        out = fun(*args)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError("expected function with aux output to return a two-element tuple, but got "
+                            f"type {type(out)} with value {out!r}")
+        box.append(tree_util.tree_map(_strip_tracers, out[1]))
+        return out[0]
+    return f
+
+
+def _strip_tracers(x):
+    # Auxiliary outputs are not differentiated: drop every JVP/partial-eval wrapper.
+    while isinstance(x, core.Tracer) and hasattr(x, "primal") or hasattr(x, "pval"):
+        x = x.primal if hasattr(x, "primal") else x.pval.const if x.pval.is_known else x
+        if hasattr(x, "pval") and not x.pval.is_known:
+            break
+    return x
+
+
+def linearize(fun, *primals, has_aux=False):
+    p_leaves, p_tree = tree_util.tree_flatten(primals)
+    aux_box = []
+    flat, out_tree = _flat_fun(_with_aux(fun, has_aux, aux_box), p_tree)
+    outs, jaxpr, residuals = ad.linearize_flat(flat, [_leaf(p) for p in p_leaves])
+    from .jaxpr import eval_jaxpr
+
+    def f_jvp(*tangents):
+        t_leaves, t_tree = tree_util.tree_flatten(tangents)
+        if t_tree != p_tree:
+            raise TypeError(f"linearized function called on tangent values inconsistent with the "
+                            f"original primal values: got {t_tree} for primal {p_tree}")
+        t_outs = eval_jaxpr(jaxpr, residuals, *t_leaves)
+        return tree_util.tree_unflatten(out_tree[0], t_outs)
+    po = tree_util.tree_unflatten(out_tree[0], outs)
+    return (po, f_jvp, aux_box[0]) if has_aux else (po, f_jvp)
+
+
+# ---------------------------------------------------------------- reverse mode
+
+class VJPFunction:
+    """The pullback returned by ``vjp``: reusable, jittable, a pytree of its residuals."""
+
+    def __init__(self, jaxpr, residuals, in_tree, out_tree, in_avals, out_avals):
+        self.jaxpr, self.residuals = jaxpr, residuals
+        self.in_tree, self.out_tree = in_tree, out_tree
+        self.in_avals, self.out_avals = in_avals, out_avals
+
+    def __call__(self, *cts):
+        ct = cts[0] if len(cts) == 1 else cts
+        ct_leaves, ct_tree = tree_util.tree_flatten(ct)
+        if ct_tree != self.out_tree:
+            raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match structure "
+                            f"of primal output {self.out_tree}.")
+        vals = []
+        for c, aval in zip(ct_leaves, self.out_avals):
+            c = _leaf(c)
+            ca = core.get_aval(c)
+            if ca.shape != aval.shape:
+                raise ValueError(f"Shape of cotangent input to vjp pullback function {ca.shape} must be "
+                                 f"the same as the shape of corresponding primal input {aval.shape}.")
+            vals.append(c)
+        cts_in = ad.backward_pass(self.jaxpr, self.residuals, vals)
+        cts_in = [ad.instantiate(c) if type(c) is ad.Zero else c for c in cts_in]
+        cts_in = [_cast_ct(c, a) for c, a in zip(cts_in, self.in_avals)]
+        return tree_util.tree_unflatten(self.in_tree, cts_in)
+
+
+def _cast_ct(ct, aval):
+    from . import lax
+    if aval.dtype.kind not in "fc":
+        return ct
+    if core.get_aval(ct).dtype != aval.dtype:
+        return lax.convert_element_type(ct, aval.dtype)
+    return ct
+
+
+tree_util.register_pytree_node(
+    VJPFunction,
+    lambda f: (f.residuals, (f.jaxpr, f.in_tree, f.out_tree, tuple(f.in_avals), tuple(f.out_avals))),
+    lambda aux, res: VJPFunction(aux[0], list(res), aux[1], aux[2], list(aux[3]), list(aux[4])))
+
+
+def vjp(fun, *primals, has_aux=False):
+    p_leaves, p_tree = tree_util.tree_flatten(primals)
+    p_leaves = [_leaf(p) for p in p_leaves]
+    aux_box = []
+    flat, out_tree = _flat_fun(_with_aux(fun, has_aux, aux_box), p_tree)
+    outs, jaxpr, residuals = ad.linearize_flat(flat, p_leaves)
+    pullback = VJPFunction(jaxpr, residuals, p_tree, out_tree[0],
+                           [core.get_aval(p) for p in p_leaves], [core.get_aval(o) for o in outs])
+    po = tree_util.tree_unflatten(out_tree[0], outs)
+    return (po, pullback, aux_box[0]) if has_aux else (po, pullback)
+
+
+def _check_argnums(argnums, args, name="differentiating"):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    need = max((n if n >= 0 else -n - 1) for n in nums) + 1 if nums else 0
+    if need > len(args):
+        raise TypeError(f"differentiating with respect to argnums={argnums} requires at least {need} "
+                        f"positional arguments to be passed by the caller, but got only {len(args)} "
+                        "positional arguments.")
+    return tuple(n % len(args) for n in nums)
+
+
+def _check_input_dtype(x, allow_int, name):
+    dt = core.get_aval(_leaf(x)).dtype
+    if dt.kind not in "fc" and not allow_int:
+        raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+                        f"of np.inexact), but got {dt.name}. If you want to use Boolean- or "
+                        "integer-valued inputs, use vjp or set allow_int to True.")
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=(), _name="value_and_grad"):
+    @functools.wraps(fun)
+    def value_and_grad_f(*args, **kwargs):
+        nums = _check_argnums(argnums, args)
+        dyn = tuple(args[i] for i in nums)
+        for leaf in tree_util.tree_leaves(dyn):
+            _check_input_dtype(leaf, allow_int, _name.replace("value_and_grad", "grad"))
+
+        def f_partial(*dyn_args):
+            full = list(args)
+            for i, a in zip(nums, dyn_args):
+                full[i] = a
+            return fun(*full, **kwargs)
+
+        if has_aux:
+            ans, pullback, aux = vjp(f_partial, *dyn, has_aux=True)
+        else:
+            ans, pullback = vjp(f_partial, *dyn)
+        _check_scalar(ans)
+        g = pullback(_ones_like(ans))
+        g = g[0] if isinstance(argnums, int) else g
+        return ((ans, aux), g) if has_aux else (ans, g)
+    return value_and_grad_f
+
+
+def _ones_like(ans):
+    from .array import Array
+    aval = core.get_aval(ans)
+    return Array(np.ones((), aval.dtype), False)
+
+
+def _check_scalar(x):
+    if not isinstance(x, (core.Tracer,)) and not hasattr(x, "shape"):
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output was {x!r}.")
+    aval = core.get_aval(x)
+    if aval.shape != ():
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}.")
+    if aval.dtype.kind not in "fc":
+        raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
+                        f"np.floating), but got {aval.dtype.name}. For differentiation of functions with "
+                        "integer outputs, use jax.vjp directly.")
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, _name="grad")
+
+    @functools.wraps(fun)
+    def grad_f(*args, **kwargs):
+        if has_aux:
+            (_, aux), g = vg(*args, **kwargs)
+            return g, aux
+        _, g = vg(*args, **kwargs)
+        return g
+    return grad_f
+
+
+# ---------------------------------------------------------------- jacobians
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """Forward-mode Jacobian: one jvp per input basis direction (batched by vmap once it exists)."""
+    def jacfun(*args, **kwargs):
+        from . import numpy as jnp
+        nums = _check_argnums(argnums, args)
+        dyn = tuple(args[i] for i in nums)
+        d_leaves, d_tree = tree_util.tree_flatten(dyn)
+        d_leaves = [_leaf(x) for x in d_leaves]
+        for leaf in d_leaves:
+            _check_input_dtype(leaf, False, "jacfwd")
+
+        def f_flat(*leaves):
+            full = list(args)
+            for i, a in zip(nums, tree_util.tree_unflatten(d_tree, leaves)):
+                full[i] = a
+            return fun(*full, **kwargs)
+
+        columns, out, aux = [], None, None
+        for k, leaf in enumerate(d_leaves):
+            aval = core.get_aval(leaf)
+            n = int(np.prod(aval.shape))
+            cols = []
+            for j in range(n):
+                tangents = [jnp.zeros(core.get_aval(x).shape, core.get_aval(x).dtype) for x in d_leaves]
+                tangents[k] = jnp.reshape(_unit(n, j, aval.dtype), aval.shape)
+                res = jvp(f_flat, tuple(d_leaves), tuple(tangents), has_aux=has_aux)
+                out, t_out = res[0], res[1]
+                aux = res[2] if has_aux else None
+                cols.append(t_out)
+            columns.append((aval.shape, cols))
+        jac = _assemble(out, columns, d_tree, isinstance(argnums, int), forward=True)
+        return (jac, aux) if has_aux else jac
+    return jacfun
+
+
+def _unit(n, j, dtype):
+    from .array import Array
+    e = np.zeros(n, dtype)
+    e[j] = 1
+    return Array(e, False)
+
+
+def _assemble(out, columns, in_tree, single_arg, forward):
+    """Stack per-direction results into the out-tree x in-tree Jacobian structure."""
+    from . import numpy as jnp
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    per_in = []
+    for in_shape, cols in columns:
+        per_out = []
+        for o_idx, o in enumerate(out_leaves):
+            o_shape = core.get_aval(o).shape
+            stacked = jnp.stack([tree_util.tree_leaves(c)[o_idx] for c in cols], axis=-1) if cols else \
+                jnp.zeros(o_shape + (0,))
+            per_out.append(jnp.reshape(stacked, o_shape + in_shape))
+        per_in.append(per_out)
+    in_struct = tree_util.tree_unflatten(in_tree, list(range(len(columns))))
+    result_leaves = []
+    for o_idx in range(len(out_leaves)):
+        tree = tree_util.tree_map(lambda i: per_in[i][o_idx], in_struct)
+        result_leaves.append(tree[0] if single_arg else tree)
+    return tree_util.tree_unflatten(out_tree, result_leaves)
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """Reverse-mode Jacobian: one pullback per output basis direction."""
+    def jacfun(*args, **kwargs):
+        nums = _check_argnums(argnums, args)
+        dyn = tuple(args[i] for i in nums)
+        for leaf in tree_util.tree_leaves(dyn):
+            _check_input_dtype(leaf, allow_int, "jacrev")
+
+        def f_partial(*dyn_args):
+            full = list(args)
+            for i, a in zip(nums, dyn_args):
+                full[i] = a
+            return fun(*full, **kwargs)
+        res = vjp(f_partial, *dyn, has_aux=has_aux)
+        out, pullback = res[0], res[1]
+        aux = res[2] if has_aux else None
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        rows_per_out = []
+        for o_idx, o in enumerate(out_leaves):
+            aval = core.get_aval(o)
+            n = int(np.prod(aval.shape))
+            rows = []
+            for j in range(n):
+                cts = [_zeros(core.get_aval(x)) for x in out_leaves]
+                cts[o_idx] = _unit(n, j, aval.dtype).reshape(aval.shape)
+                g = pullback(tree_util.tree_unflatten(out_tree, cts))
+                rows.append(g)
+            rows_per_out.append((aval.shape, rows))
+        jac = _assemble_rev(out_tree, rows_per_out, isinstance(argnums, int))
+        return (jac, aux) if has_aux else jac
+    return jacfun
+
+
+def _zeros(aval):
+    from .array import Array
+    return Array(np.zeros(aval.shape, aval.dtype), False)
+
+
+def _assemble_rev(out_tree, rows_per_out, single_arg):
+    from . import numpy as jnp
+    results = []
+    for out_shape, rows in rows_per_out:
+        grads = [r[0] if single_arg else r for r in rows]
+        first = grads[0]
+
+        def stack_leaf(*leaves):
+            in_shape = core.get_aval(leaves[0]).shape
+            return jnp.reshape(jnp.stack(leaves), out_shape + in_shape)
+        results.append(tree_util.tree_map(stack_leaf, first, *grads[1:]))
+    return tree_util.tree_unflatten(out_tree, results)
+
+
+jacobian = jacrev
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
+
+
+def linear_transpose(fun, *primals, reduce_axes=()):
+    """The transpose of a linear function, traced at the given example primals."""
+    p_leaves, p_tree = tree_util.tree_flatten(primals)
+    avals = [core.get_aval(_leaf(p)) for p in p_leaves]
+    flat, out_tree = _flat_fun(fun, p_tree)
+    from .interpreters import partial_eval as pe
+    pvals = [pe.PartialVal.unknown(a) for a in avals]
+
+    def staged(*xs):
+        outs = flat(*xs)
+        trace = ad._current_pe_trace(xs)
+        return [trace.instantiate_const(trace.full_raise(o)) for o in outs]
+    jaxpr, _, consts = pe.partial_eval_flat(staged, pvals)
+
+    def transposed(*cts):
+        ct = cts[0] if len(cts) == 1 else cts
+        ct_leaves, _ = tree_util.tree_flatten(ct)
+        res = ad.backward_pass(jaxpr, consts, [_leaf(c) for c in ct_leaves])
+        res = [ad.instantiate(r) for r in res]
+        return tree_util.tree_unflatten(p_tree, res)
+    return transposed
