@@ -11,3 +11,4 @@ from .api import (ShapeDtypeStruct, block_until_ready, default_backend, device_c
 from . import tree_util as tree  # noqa: F401
 from .ad_api import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose,  # noqa: F401
                      linearize, value_and_grad, vjp)
+from .custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat  # noqa: F401

@@ -1,0 +1,228 @@
+"""custom_jvp, custom_vjp and checkpoint (remat).
+
+A custom rule applies when the innermost transformation seeing the call is a
+JVP: the call is then answered by the user's rule instead of differentiating
+through ``fun``. Under jit alone the function is simply traced. Reverse mode
+sees custom_vjp through ``custom_lin``, a linear primitive whose transpose is
+the user's ``bwd``; checkpoint uses ``remat_lin``, whose transpose recomputes
+the forward pass from the saved inputs only.
+"""
+import functools
+import inspect
+
+from . import core, tree_util
+from .interpreters import ad
+from .lax._base import make_primitive
+from .numpy._util import asarray_leaf
+
+
+def _leaf(x):
+    return x if isinstance(x, core.Tracer) else asarray_leaf(x)
+
+
+def _resolve_args(fun, args, kwargs):
+    if not kwargs:
+        return args
+    sig = inspect.signature(fun)
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
+def _split_nondiff(args, nondiff_argnums):
+    nondiff = [args[i] for i in nondiff_argnums]
+    diff = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
+    return nondiff, diff
+
+
+def _jvp_trace_of(leaves):
+    if core._no_trace_active():
+        return None
+    top = core.find_top_trace(leaves)
+    return top if isinstance(top, ad.JVPTrace) else None
+
+
+def _unpack(trace, leaves):
+    primals, tangents = [], []
+    for x in leaves:
+        if isinstance(x, ad.JVPTracer) and x._trace.main is trace.main:
+            primals.append(x.primal)
+            tangents.append(x.tangent)
+        else:
+            primals.append(x)
+            tangents.append(ad.Zero(core.get_aval(_leaf(x))))
+    return primals, tangents
+
+
+class custom_jvp:
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+
+    def defjvp(self, jvp, symbolic_zeros=False):
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps):
+        def jvp(primals, tangents):
+            ans = self(*primals)
+            out = None
+            for fn, t in zip(jvps, tangents):
+                if fn is None:
+                    continue
+                contrib = fn(t, ans, *primals)
+                out = contrib if out is None else tree_util.tree_map(lambda a, b: a + b, out, contrib)
+            if out is None:
+                out = tree_util.tree_map(lambda a: a * 0, ans)
+            return ans, out
+        self.defjvp(jvp)
+
+    def __call__(self, *args, **kwargs):
+        args = _resolve_args(self.fun, args, kwargs)
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} using defjvp.")
+        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+        leaves, tree = tree_util.tree_flatten(diff)
+        trace = _jvp_trace_of(leaves)
+        if trace is None:
+            return self.fun(*args)
+        primals, tangents = _unpack(trace, leaves)
+        tangents = [ad.instantiate(t) for t in tangents]
+        p_args = tree_util.tree_unflatten(tree, primals)
+        t_args = tree_util.tree_unflatten(tree, tangents)
+        out, t_out = self.jvp(*nondiff, tuple(p_args), tuple(t_args))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        t_leaves, t_tree = tree_util.tree_flatten(t_out)
+        if out_tree != t_tree:
+            raise TypeError("Custom JVP rule must produce primal and tangent outputs with equal container "
+                            f"(pytree) structures, but got {out_tree} and {t_tree} respectively.")
+        wrapped = [ad.JVPTracer(trace, _leaf(p), _leaf(t)) for p, t in zip(out_leaves, t_leaves)]
+        return tree_util.tree_unflatten(out_tree, wrapped)
+
+
+# ---------------------------------------------------------------- custom_vjp
+
+def _custom_lin_impl(*args, num_res, bwd, out_avals, in_tree, out_tree, nondiff):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+custom_lin_p = make_primitive("custom_lin", _custom_lin_impl,
+                              lambda *avals, out_avals, **_: list(out_avals), multiple_results=True)
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_tree, out_tree, nondiff):
+    res = args[:num_res]
+    cts = [ad.instantiate(c) if type(c) is ad.Zero else c for c in cts]
+    res_tree_val = res[0] if len(res) == 1 and isinstance(res[0], _Opaque) else None
+    residuals = res_tree_val.value if res_tree_val is not None else tree_util.tree_unflatten(in_tree[1], res)
+    ct_out = tree_util.tree_unflatten(out_tree, cts)
+    ct_in = bwd(*nondiff, residuals, ct_out)
+    if not isinstance(ct_in, (tuple, list)):
+        raise TypeError(f"Custom VJP bwd rule must produce a tuple, got {type(ct_in).__name__}.")
+    ct_leaves = tree_util.tree_leaves(tuple(ct_in), is_leaf=lambda x: x is None)
+    flat = []
+    for c, aval in zip(ct_leaves, in_tree[2]):
+        flat.append(ad.zeros_like_aval(aval) if c is None else c)
+    return [None] * num_res + flat
+
+
+ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
+
+
+class _Opaque:
+    """Residuals that are not arrays travel through the primitive as one opaque leaf."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class custom_vjp:
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args, **kwargs):
+        args = _resolve_args(self.fun, args, kwargs)
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} using defvjp.")
+        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+        leaves, tree = tree_util.tree_flatten(diff)
+        trace = _jvp_trace_of(leaves)
+        if trace is None:
+            return self.fun(*args)
+        primals, tangents = _unpack(trace, leaves)
+        p_args = tree_util.tree_unflatten(tree, primals)
+        out, res = self.fwd(*nondiff, *p_args)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        res_leaves, res_tree = tree_util.tree_flatten(res)
+        in_avals = tuple(ad._tangent_aval(core.get_aval(_leaf(p))) for p in primals)
+        out_avals = tuple(ad._tangent_aval(core.get_aval(_leaf(o))) for o in out_leaves)
+        t_outs = custom_lin_p.bind(*[_leaf(r) for r in res_leaves], *map(ad.instantiate, tangents),
+                                   num_res=len(res_leaves), bwd=self.bwd, out_avals=out_avals,
+                                   in_tree=(tree, res_tree, in_avals), out_tree=out_tree,
+                                   nondiff=tuple(nondiff))
+        wrapped = [ad.JVPTracer(trace, _leaf(p), t) for p, t in zip(out_leaves, t_outs)]
+        return tree_util.tree_unflatten(out_tree, wrapped)
+
+
+# ---------------------------------------------------------------- checkpoint / remat
+
+def _remat_lin_impl(*args, fun, num_primals, out_avals):
+    primals, tangents = args[:num_primals], args[num_primals:]
+    return ad.jvp_flat(fun, list(primals), list(tangents))[1]
+
+
+remat_lin_p = make_primitive("remat_lin", _remat_lin_impl,
+                             lambda *avals, out_avals, **_: list(out_avals), multiple_results=True)
+
+
+def _remat_lin_transpose(cts, *args, fun, num_primals, out_avals):
+    # Only the inputs were saved: the forward pass runs again here, then its pullback.
+    primals = args[:num_primals]
+    from .ad_api import vjp
+    _, pullback = vjp(lambda *xs: fun(*xs), *primals)
+    cts = [ad.instantiate(c) if type(c) is ad.Zero else c for c in cts]
+    return [None] * num_primals + list(pullback(cts))
+
+
+ad.transpose_rules[remat_lin_p] = _remat_lin_transpose
+
+
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+    @functools.wraps(fun)
+    def remat_fun(*args, **kwargs):
+        args = _resolve_args(fun, args, kwargs)
+        static = {i: args[i] for i in static_argnums}
+        dyn = tuple(a for i, a in enumerate(args) if i not in static)
+        leaves, tree = tree_util.tree_flatten(dyn)
+        trace = _jvp_trace_of(leaves)
+        if trace is None:
+            return fun(*args)
+        out_tree_box = []
+
+        def flat_fun(*flat):
+            it = iter(tree_util.tree_unflatten(tree, flat))
+            full = [static[i] if i in static else next(it) for i in range(len(args))]
+            out = fun(*full)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return [_leaf(o) for o in out_leaves]
+        primals, tangents = _unpack(trace, leaves)
+        primals = [_leaf(p) for p in primals]
+        outs = flat_fun(*primals)
+        out_avals = tuple(ad._tangent_aval(core.get_aval(o)) for o in outs)
+        t_outs = remat_lin_p.bind(*primals, *map(ad.instantiate, tangents), fun=flat_fun,
+                                  num_primals=len(primals), out_avals=out_avals)
+        wrapped = [ad.JVPTracer(trace, p, t) for p, t in zip(outs, t_outs)]
+        return tree_util.tree_unflatten(out_tree_box[0], wrapped)
+    return remat_fun
+
+
+remat = checkpoint
