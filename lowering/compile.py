@@ -299,6 +299,11 @@ class RegionCodegen:
             self.gen.emit(f"{res} = np.empty({self.gen.shape_src(out.aval.shape)}, {idx_t})")
             finals.setdefault(depth, []).append(f"{res}[{', '.join(f'i{d}' for d in kept)}] = {bi}")
 
+    def _unroll_worth_it(self, body):
+        # Partial accumulators pay off for memory-bound reductions with short bodies; long
+        # bodies are compute-bound and would only multiply compile time.
+        return self.unrollable and len(body) <= 2 * len(self.accs) + 4
+
     def _outer_loop_parallel(self):
         # prange is safe when no reduction accumulates across iterations of the outer loop.
         for eqn in self.region.eqns:
@@ -314,12 +319,12 @@ class RegionCodegen:
         for k, (var, bound) in enumerate(loops):
             for line in inits.get(k, []):
                 gen.emit(line, depth)
-            if k == len(loops) - 1 and self.accs and self.unrollable:
+            if k == len(loops) - 1 and self.accs and self._unroll_worth_it(body):
                 break   # the innermost loop is emitted unrolled below
             rng = "numba.prange" if par and k == 0 else "range"
             gen.emit(f"for {var} in {rng}({bound}):", depth)
             depth += 1
-        if loops and self.accs and self.unrollable:
+        if loops and self.accs and self._unroll_worth_it(body):
             depth = self._emit_unrolled_innermost(loops[-1], body, depth)
         else:
             for line in body:
@@ -418,7 +423,9 @@ def lower_jaxpr(closed, name="fn"):
     fn_name = "numjax_" + "".join(c if c.isalnum() else "_" for c in name)
     serial = Codegen(jaxpr, fn_name).generate()
     source = _HEADER + "@numba.njit(cache=True, nogil=True)\n" + serial
-    if "prange" in (parallel := Codegen(jaxpr, fn_name + "_par", parallel=True).generate()):
+    # Programs with matmuls already run BLAS threads; a parallel twin would oversubscribe.
+    has_blas = any(e.primitive.name == "dot_general" for e in jaxpr.eqns)
+    if not has_blas and "prange" in (parallel := Codegen(jaxpr, fn_name + "_par", parallel=True).generate()):
         source += "\n\n@numba.njit(cache=True, nogil=True, parallel=True)\n" + parallel
     return Lowered(source, fn_name, closed.consts, closed.out_avals, closed.in_avals)
 

@@ -103,6 +103,9 @@ class Planner:
         for v in eqn.invars:
             if type(v) is not Literal and v in self.lazy:
                 load = self.lazy[v]
+                for src in load.invars:
+                    if type(src) is not Literal and src in self.lazy:
+                        self._materialize_lazy(src)   # a broadcast of a broadcast reads an array
                 loads.append(load)
                 reads.extend(x for x in load.invars if type(x) is not Literal)
             elif type(v) is not Literal:

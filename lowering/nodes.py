@@ -66,6 +66,14 @@ def _dot_general(gen, eqn):
     lfree = [i for i in range(ln) if i not in lc and i not in lb]
     rfree = [i for i in range(rn) if i not in rc and i not in rb]
     sh = lambda v, dims: " * ".join([gen.dim(v.aval.shape[d]) for d in dims]) or "1"  # noqa: E731
+    if not lb and lhs.aval.dtype.kind in "fc" and out.aval.shape != ():
+        l2 = _as_matrix(gen, lhs, lfree, lc, sh)
+        r2 = _as_matrix(gen, rhs, rc, rfree, sh)
+        if l2 and r2:
+            # Plain matmul: BLAS reads transposed operands in place (no copies).
+            res = gen.tmp("mm")
+            return [f"{res} = np.dot({l2}, {r2})",
+                    f"{gen.name(out)} = {res}.reshape({gen.shape_src(out.aval.shape)})"]
     lperm, rperm = tuple(lb) + tuple(lfree) + tuple(lc), tuple(rb) + tuple(rc) + tuple(rfree)
     l3 = f"kn.as3({_arr(gen, lhs)}, {lperm}, {sh(lhs, lb)}, {sh(lhs, lfree)}, {sh(lhs, lc)})"
     r3 = f"kn.as3({_arr(gen, rhs)}, {rperm}, {sh(rhs, rb)}, {sh(rhs, rc)}, {sh(rhs, rfree)})"
@@ -78,6 +86,21 @@ def _dot_general(gen, eqn):
     else:
         lines.append(f"{gen.name(out)} = {res}.reshape({gen.shape_src(out.aval.shape)})")
     return lines
+
+
+def _as_matrix(gen, v, rows, cols, sh):
+    """A 2-D view of ``v`` with ``rows`` then ``cols`` dims, when one exists without copying:
+    the dims must each be consecutive, in order (C view) or swapped (transposed C view)."""
+    if v.aval.shape == ():
+        return None
+    rows, cols = list(rows), list(cols)
+    nd = v.aval.ndim
+    name = gen.name(v)
+    if rows + cols == list(range(nd)):
+        return f"{name}.reshape(({sh(v, rows)}, {sh(v, cols)}))"
+    if cols + rows == list(range(nd)):
+        return f"{name}.reshape(({sh(v, cols)}, {sh(v, rows)})).T"
+    return None
 
 
 def _squeeze(gen, eqn):

@@ -416,19 +416,20 @@ ad.deflinear(sub_p, _sub_transpose)
 ad.deflinear(neg_p, lambda ct, x: [neg(ct)])
 defjvp(mul_p, lambda t, x, y: mul(t, y), lambda t, x, y: mul(x, t))
 ad.transpose_rules[mul_p] = _mul_transpose
-defjvp2(div_p, lambda t, ans, x, y: div(t, y), lambda t, ans, x, y: neg(mul(t, div(ans, y))))
+# (The same operation order as JAX's rules, so results agree to the last bit.)
+defjvp(div_p, lambda t, x, y: div(t, y),
+       lambda t, x, y: mul(mul(neg(t), x), integer_pow_p.bind(y, y=-2)))
 ad.transpose_rules[div_p] = _div_transpose
 
 
 def _minmax_jvp(pick):
     # Ties split the tangent evenly, as JAX's max/min rules do.
-    def tx(t, x, y):
-        return mul(t, _convert_element_type(pick(x, y), core.get_aval(t).dtype) if False else
-                   select(eq(x, y), _c(0.5, t), convert_element_type(pick(x, y), core.get_aval(t).dtype)))
+    def weight(t, a, b):
+        dt = core.get_aval(t).dtype
+        return add(convert_element_type(pick(a, b), dt), mul(_c(0.5, t), convert_element_type(eq(a, b), dt)))
 
-    def ty(t, x, y):
-        return mul(t, select(eq(x, y), _c(0.5, t), convert_element_type(pick(y, x), core.get_aval(t).dtype)))
-    return tx, ty
+    return (lambda t, x, y: mul(t, weight(t, x, y)),
+            lambda t, x, y: mul(t, weight(t, y, x)))
 
 
 defjvp(max_p, *_minmax_jvp(gt))
@@ -439,9 +440,14 @@ def _pow_jvp_x(t, x, y):
     return mul(t, mul(y, pow_p.bind(x, sub(y, _c(1, y)))))
 
 
+def _replace_zero(x):
+    # x with its zeros replaced by ones (log(_replace_zero(x)) is 0 where x == 0), as JAX.
+    aval = core.get_aval(x)
+    return select(eq(x, _c(0, x)), ad.broadcast_to_aval(_c(1, x), aval), x)
+
+
 def _pow_jvp_y(t, ans, x, y):
-    safe_log = select(eq(x, _c(0, x)), _c(0, x), log(x))
-    return mul(t, mul(ans, safe_log))
+    return mul(t, mul(log(_replace_zero(x)), ans))
 
 
 defjvp2(pow_p, lambda t, ans, x, y: _pow_jvp_x(t, x, y), _pow_jvp_y)
@@ -449,17 +455,21 @@ defjvp2(pow_p, lambda t, ans, x, y: _pow_jvp_x(t, x, y), _pow_jvp_y)
 
 def _integer_pow_jvp(t, x, *, y):
     if y == 0:
-        return mul(t, _c(0, t))
-    return mul(t, mul(_c(y, x), integer_pow_p.bind(x, y=y - 1) if y != 1 else _c(1, x)))
+        return ad.zeros_like_aval(core.get_aval(t))
+    if y == 1:
+        return t
+    if y == 2:
+        return mul(t, mul(_c(2, x), x))
+    return mul(t, mul(_c(y, x), integer_pow_p.bind(x, y=y - 1)))
 
 
 defjvp(integer_pow_p, _integer_pow_jvp)
 defjvp2(exp_p, lambda t, ans, x: mul(t, ans))
-defjvp2(exp2_p, lambda t, ans, x: mul(t, mul(ans, _c(np.log(2.0), ans))))
+defjvp2(exp2_p, lambda t, ans, x: mul(log(_c(2, x)), mul(t, ans)))
 defjvp(log_p, lambda t, x: div(t, x))
 defjvp(log1p_p, lambda t, x: div(t, add(x, _c(1, x))))
 defjvp2(expm1_p, lambda t, ans, x: mul(t, add(ans, _c(1, ans))))
-defjvp2(tanh_p, lambda t, ans, x: mul(t, sub(_c(1, ans), mul(ans, ans))))
+defjvp2(tanh_p, lambda t, ans, x: mul(add(t, mul(t, ans)), sub(_c(1, x), ans)))
 defjvp2(logistic_p, lambda t, ans, x: mul(t, mul(ans, sub(_c(1, ans), ans))))
 defjvp(sin_p, lambda t, x: mul(t, cos(x)))
 defjvp(cos_p, lambda t, x: neg(mul(t, sin(x))))
@@ -471,13 +481,13 @@ defjvp(sinh_p, lambda t, x: mul(t, cosh(x)))
 defjvp(cosh_p, lambda t, x: mul(t, sinh(x)))
 defjvp(asinh_p, lambda t, x: mul(t, rsqrt(add(mul(x, x), _c(1, x)))))
 defjvp(acosh_p, lambda t, x: mul(t, rsqrt(sub(mul(x, x), _c(1, x)))))
-defjvp(atanh_p, lambda t, x: div(t, sub(_c(1, x), mul(x, x))))
-defjvp2(sqrt_p, lambda t, ans, x: div(t, mul(_c(2, ans), ans)))
+defjvp(atanh_p, lambda t, x: mul(integer_pow_p.bind(add(_c(1, x), x), y=-1), div(t, sub(_c(1, x), x))))
+defjvp2(sqrt_p, lambda t, ans, x: mul(t, div(_c(0.5, x), ans)))
 defjvp2(rsqrt_p, lambda t, ans, x: mul(t, mul(_c(-0.5, ans), div(ans, x))))
-defjvp2(cbrt_p, lambda t, ans, x: div(t, mul(_c(3, ans), mul(ans, ans))))
-defjvp(abs_p, lambda t, x: mul(t, sign(x)))
-defjvp(erf_p, lambda t, x: mul(t, mul(_c(2 / np.sqrt(np.pi), x), exp(neg(mul(x, x))))))
-defjvp2(erf_inv_p, lambda t, ans, x: mul(t, mul(_c(np.sqrt(np.pi) / 2, ans), exp(mul(ans, ans)))))
+defjvp2(cbrt_p, lambda t, ans, x: mul(t, mul(_c(1 / 3, x), integer_pow_p.bind(ans, y=-2))))
+defjvp(abs_p, lambda t, x: select(ge(x, _c(0, x)), t, neg(t)))
+defjvp(erf_p, lambda t, x: mul(_c(2 / np.sqrt(np.pi), x), mul(t, exp(neg(mul(x, x))))))
+defjvp2(erf_inv_p, lambda t, ans, x: mul(_c(np.sqrt(np.pi) / 2, x), mul(t, exp(mul(ans, ans)))))
 defjvp(atan2_p,
        lambda t, x, y: mul(t, div(y, add(mul(x, x), mul(y, y)))),
        lambda t, x, y: mul(t, neg(div(x, add(mul(x, x), mul(y, y))))))
@@ -540,13 +550,22 @@ ad.transpose_rules[select_n_p] = _select_n_transpose
 
 
 def _clamp_jvp(primals, tangents):
+    # JAX's rule: each of min, operand, max gets the tangent where it is the (strict) answer.
     lo, x, hi = primals
     out = clamp_p.bind(lo, x, hi)
-    t = tangents[1]
-    if type(t) is ad.Zero:
-        return out, ad.Zero(core.get_aval(out))
-    inside = and_p.bind(ge_p.bind(x, broadcast_like(lo, x)), le_p.bind(x, broadcast_like(hi, x)))
-    return out, select_n_p.bind(inside, ad.zeros_like_aval(core.get_aval(t)), t)
+    out_aval = core.get_aval(out)
+    if all(type(t) is ad.Zero for t in tangents):
+        return out, ad.Zero(out_aval)
+    lo_b, x_b, hi_b = (broadcast_like(v, out) for v in (lo, x, hi))
+    picks = [and_p.bind(gt_p.bind(lo_b, x_b), lt_p.bind(lo_b, hi_b)),
+             and_p.bind(gt_p.bind(x_b, lo_b), lt_p.bind(x_b, hi_b)),
+             lt_p.bind(hi_b, x_b)]
+    t_out = ad.Zero(out_aval)
+    for pick, t in zip(picks, tangents):
+        if type(t) is not ad.Zero:
+            t = broadcast_like(t, out)
+            t_out = ad.add_tangents(t_out, select_n_p.bind(pick, ad.zeros_like_aval(core.get_aval(t)), t))
+    return out, t_out
 
 
 def broadcast_like(v, x):

@@ -20,7 +20,8 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding=None):
     v = to_numpy(x)
     expanded = v.reshape([shape[d] if d in broadcast_dimensions and v.shape[broadcast_dimensions.index(d)] != 1
                           else 1 for d in range(len(shape))]) if v.ndim else v
-    return Array(np.broadcast_to(expanded, shape), _weak(x))
+    # Materialized (not a stride-0 view) so jit calls can pass it to Numba without a copy.
+    return Array(np.array(np.broadcast_to(expanded, shape)), _weak(x))
 
 
 def _broadcast_in_dim_abstract(x, *, shape, broadcast_dimensions, sharding=None):
