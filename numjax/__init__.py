@@ -12,3 +12,4 @@ from . import tree_util as tree  # noqa: F401
 from .ad_api import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose,  # noqa: F401
                      linearize, value_and_grad, vjp)
 from .custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat  # noqa: F401
+from .vmap_api import vmap  # noqa: F401

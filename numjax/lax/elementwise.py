@@ -591,3 +591,57 @@ def stop_gradient(x):
         aval = core.get_aval(v)
         return v if aval.dtype.kind not in "fc" else stop_gradient_p.bind(v)
     return tree_map(stop, x)
+
+
+# ---------------------------------------------------------------- batching rules
+from ..interpreters import batching  # noqa: E402
+
+for _p in list(_UNARY_PRIMS.values()) + [integer_pow_p, round_p, convert_element_type_p,
+                                         bitcast_convert_type_p, stop_gradient_p]:
+    batching.defvectorized(_p)
+for _p in list(_BINARY_PRIMS.values()) + [add_any_p]:
+    batching.defbroadcasting(_p)
+
+
+def _select_n_batch(vals, dims):
+    size = batching.axis_size_of(vals, dims)
+    which, *cases = vals
+    wd, *cds = dims
+    case_shape = None
+    for c, d in zip(cases, cds):
+        case_shape = core.get_aval(c).shape if d is batching.not_mapped else \
+            core.get_aval(batching.moveaxis(c, d, 0)).shape[1:]
+        break
+    cases = [batching.bdim_at_front(c, d, size) for c, d in zip(cases, cds)]
+    w_aval = core.get_aval(which)
+    w_rank = w_aval.ndim - (wd is not batching.not_mapped)
+    if wd is batching.not_mapped and w_rank == 0:
+        return select_n_p.bind(which, *cases), 0
+    which = batching.bdim_at_front(which, wd, size)
+    if w_rank == 0 and case_shape:   # per-example scalar predicate over array cases
+        from .shape import broadcast_in_dim
+        which = broadcast_in_dim(which, (size,) + tuple(case_shape), (0,))
+    return select_n_p.bind(which, *cases), 0
+
+
+batching.batch_rules[select_n_p] = _select_n_batch
+
+
+def _clamp_batch(vals, dims):
+    size = batching.axis_size_of(vals, dims)
+    lo, x, hi = vals
+    ld, xd, hd = dims
+    x = batching.bdim_at_front(x, xd, size)
+    shape = core.get_aval(x).shape
+
+    def full(v, d):
+        if d is batching.not_mapped and core.get_aval(v).ndim == 0:
+            return v
+        v = batching.bdim_at_front(v, d, size)
+        from .shape import broadcast_in_dim
+        aval = core.get_aval(v)
+        return v if aval.shape == shape else broadcast_in_dim(v, shape, tuple(range(aval.ndim)))
+    return clamp_p.bind(full(lo, ld), x, full(hi, hd)), 0
+
+
+batching.batch_rules[clamp_p] = _clamp_batch

@@ -150,3 +150,30 @@ def _cast(x, dtype):
 
 ad.jvp_rules[dot_general_p] = _dot_general_jvp
 ad.transpose_rules[dot_general_p] = _dot_general_transpose
+
+
+# ---------------------------------------------------------------- batching rules
+from ..interpreters import batching  # noqa: E402
+
+
+def _dot_general_batch(vals, dims, *, dimension_numbers, **params):
+    # One batched matmul: a batched operand's batch axis becomes a dot_general batch
+    # dimension (both batched) or an extra free dimension (one batched).
+    (lhs, rhs), (ld, rd) = vals, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+    if ld is not batching.not_mapped and rd is not batching.not_mapped:
+        lhs, rhs = batching.moveaxis(lhs, ld, 0), batching.moveaxis(rhs, rd, 0)
+        dn = ((shift(lc), shift(rc)), ((0,) + shift(lb), (0,) + shift(rb)))
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), 0
+    if ld is not batching.not_mapped:
+        lhs = batching.moveaxis(lhs, ld, 0)
+        dn = ((shift(lc), rc), (shift(lb), rb))
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), len(lb)
+    rhs = batching.moveaxis(rhs, rd, 0)
+    dn = ((lc, shift(rc)), (lb, shift(rb)))
+    n_lfree = get_aval(lhs).ndim - len(lc) - len(lb)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, **params), len(lb) + n_lfree
+
+
+batching.batch_rules[dot_general_p] = _dot_general_batch

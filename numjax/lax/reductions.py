@@ -237,3 +237,33 @@ def _cumprod_jvp(primals, tangents, *, axis, reverse):
 
 
 ad.jvp_rules[cumprod_p] = _cumprod_jvp
+
+
+# ---------------------------------------------------------------- batching rules
+from ..interpreters import batching  # noqa: E402
+
+
+def _reduce_batch(prim):
+    def rule(vals, dims, **params):
+        (x,), (d,) = vals, dims
+        x = batching.moveaxis(x, d, 0)
+        params = dict(params, axes=tuple(a + 1 for a in params["axes"]))
+        return prim.bind(x, **params), 0
+    return rule
+
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
+           argmax_p, argmin_p):
+    batching.batch_rules[_p] = _reduce_batch(_p)
+
+
+def _cumulative_batch(prim):
+    def rule(vals, dims, *, axis, reverse):
+        (x,), (d,) = vals, dims
+        x = batching.moveaxis(x, d, 0)
+        return prim.bind(x, axis=axis + 1, reverse=reverse), 0
+    return rule
+
+
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p):
+    batching.batch_rules[_p] = _cumulative_batch(_p)

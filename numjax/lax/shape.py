@@ -318,3 +318,63 @@ def _pad_transpose(ct, x, padval, *, padding_config):
 
 ad.deflinear(pad_p, _pad_transpose)
 ad.defjvp_zero(iota_p)
+
+
+# ---------------------------------------------------------------- batching rules
+from ..interpreters import batching  # noqa: E402
+
+
+def _broadcast_in_dim_batch(vals, dims, *, shape, broadcast_dimensions, sharding=None):
+    (x,), (d,) = vals, dims
+    x = batching.moveaxis(x, d, 0)
+    size = get_aval(x).shape[0]
+    return broadcast_in_dim_p.bind(x, shape=(size,) + tuple(shape),
+                                   broadcast_dimensions=(0,) + tuple(b + 1 for b in broadcast_dimensions),
+                                   sharding=sharding), 0
+
+
+def _reshape_batch(vals, dims, *, new_sizes, dimensions=None, sharding=None):
+    (x,), (d,) = vals, dims
+    x = batching.moveaxis(x, d, 0)
+    if dimensions is not None:
+        x = transpose(x, (0,) + tuple(p + 1 for p in dimensions))
+    size = get_aval(x).shape[0]
+    return reshape_p.bind(x, new_sizes=(size,) + tuple(new_sizes), dimensions=None, sharding=sharding), 0
+
+
+def _transpose_batch(vals, dims, *, permutation):
+    (x,), (d,) = vals, dims
+    x = batching.moveaxis(x, d, 0)
+    return transpose_p.bind(x, permutation=(0,) + tuple(p + 1 for p in permutation)), 0
+
+
+def _shifted_dims_rule(prim, key):
+    def rule(vals, dims, **params):
+        (x,), (d,) = vals, dims
+        x = batching.moveaxis(x, d, 0)
+        params = dict(params, **{key: tuple(a + 1 for a in params[key])})
+        return prim.bind(x, **params), 0
+    return rule
+
+
+def _concatenate_batch(vals, dims, *, dimension):
+    size = batching.axis_size_of(vals, dims)
+    xs = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+    return concatenate_p.bind(*xs, dimension=dimension + 1), 0
+
+
+def _pad_batch(vals, dims, *, padding_config):
+    (x, pv), (xd, pd) = vals, dims
+    if pd is not batching.not_mapped:
+        raise NotImplementedError("vmap of pad with a batched padding value")
+    x = batching.moveaxis(x, xd, 0)
+    return pad_p.bind(x, pv, padding_config=((0, 0, 0),) + tuple(padding_config)), 0
+
+
+batching.batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
+batching.batch_rules[reshape_p] = _reshape_batch
+batching.batch_rules[transpose_p] = _transpose_batch
+batching.batch_rules[squeeze_p] = _shifted_dims_rule(squeeze_p, "dimensions")
+batching.batch_rules[rev_p] = _shifted_dims_rule(rev_p, "dimensions")
+batching.batch_rules[concatenate_p] = _concatenate_batch
+batching.batch_rules[pad_p] = _pad_batch
