@@ -59,10 +59,13 @@ def inline_jits(jaxpr):
 
 
 class Codegen:
-    def __init__(self, jaxpr, fn_name, parallel=False):
+    def __init__(self, jaxpr, fn_name, parallel=False, scalar_io=False, subfns=None):
         self.jaxpr = jaxpr
         self.fn_name = fn_name
         self.parallel = parallel
+        # Sub-functions (loop bodies, branches) take and return rank-0 values as scalars.
+        self.scalar_io = scalar_io
+        self.subfns = subfns if subfns is not None else {}
         self.names = {}
         self.counter = itertools.count()
         self.lines = []
@@ -98,7 +101,8 @@ class Codegen:
             for j, s in enumerate(v.aval.shape):
                 self.dim_sources.setdefault(s, f"{param}.shape[{j}]")
             # Rank-0 values live as scalars inside generated code.
-            self.emit(f"{self.name(v)} = {param}[()]" if v.aval.shape == () else f"{self.name(v)} = {param}")
+            scalar_in = v.aval.shape == () and not self.scalar_io
+            self.emit(f"{self.name(v)} = {param}[()]" if scalar_in else f"{self.name(v)} = {param}")
         for item in fusion.Planner().plan(jx):
             if isinstance(item, fusion.Node):
                 self._node(item.eqn)
@@ -108,11 +112,21 @@ class Codegen:
                 RegionCodegen(self, item).generate()
         outs = [self._output(v) for v in jx.outvars]
         self.emit(f"return ({''.join(o + ', ' for o in outs)})")
-        if len(self.lines) == 2 + sum(1 for _ in ()):
-            pass
         return "\n".join(self.lines) + "\n"
 
+    def subfunction(self, jaxpr):
+        """Name of a generated function computing ``jaxpr`` (a loop body or a branch)."""
+        key = id(jaxpr)
+        if key not in self.subfns:
+            name = f"{self.fn_name.removesuffix('_par')}_s{len(self.subfns)}"
+            self.subfns[key] = (name, None, jaxpr)   # reserve the name before recursing
+            src = Codegen(inline_jits(jaxpr), name, scalar_io=True, subfns=self.subfns).generate()
+            self.subfns[key] = (name, "@numba.njit(cache=True, nogil=True)\n" + src, jaxpr)
+        return self.subfns[key][0]
+
     def _output(self, v):
+        if self.scalar_io:
+            return self.name(v)
         if type(v) is Literal:
             return f"np.full((), {scalar.literal(v.val, v.aval.dtype)})"
         if v.aval.shape == ():
@@ -421,11 +435,14 @@ def lower_jaxpr(closed, name="fn"):
     """Source with a serial function and a parallel twin (prange outer loops) for large inputs."""
     jaxpr = inline_jits(closed.jaxpr)
     fn_name = "numjax_" + "".join(c if c.isalnum() else "_" for c in name)
-    serial = Codegen(jaxpr, fn_name).generate()
-    source = _HEADER + "@numba.njit(cache=True, nogil=True)\n" + serial
+    subfns = {}
+    serial = Codegen(jaxpr, fn_name, subfns=subfns).generate()
+    subs = "".join(src + "\n\n" for _, src, _ in subfns.values())
+    source = _HEADER + subs + "@numba.njit(cache=True, nogil=True)\n" + serial
     # Programs with matmuls already run BLAS threads; a parallel twin would oversubscribe.
     has_blas = any(e.primitive.name == "dot_general" for e in jaxpr.eqns)
-    if not has_blas and "prange" in (parallel := Codegen(jaxpr, fn_name + "_par", parallel=True).generate()):
+    if not has_blas and "prange" in (parallel := Codegen(jaxpr, fn_name + "_par", parallel=True,
+                                                          subfns=subfns).generate()):
         source += "\n\n@numba.njit(cache=True, nogil=True, parallel=True)\n" + parallel
     return Lowered(source, fn_name, closed.consts, closed.out_avals, closed.in_avals)
 

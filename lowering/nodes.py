@@ -174,3 +174,85 @@ NODE_RULES = {
     "cummin": _cumulative(3), "dynamic_slice": _dynamic_slice,
     "dynamic_update_slice": _dynamic_update_slice, "pad": _pad,
 }
+
+
+# ---------------------------------------------------------------- control flow
+# Bodies and branches become generated sub-functions; the loops and branches themselves
+# are real Python control flow that Numba compiles.
+
+def _names(gen, vars_):
+    return [gen.name(v) for v in vars_]
+
+
+def _call(fn, args):
+    return f"{fn}({', '.join(args)}{',' if len(args) == 1 else ''})"
+
+
+def _carry_init(gen, v):
+    # Loop-carried arrays are copied once so their Numba type is the fresh-array type
+    # the body returns (inputs may be read-only).
+    return f"{gen.name(v)}.copy()" if type(v).__name__ != "Literal" and v.aval.shape != () else gen.name(v)
+
+
+def _cond(gen, eqn):
+    index, *ops = eqn.invars
+    outs = _names(gen, eqn.outvars)
+    target = ", ".join(outs) + ("," if len(outs) == 1 else "")
+    args = _names(gen, ops)
+    fns = [gen.subfunction(b) for b in eqn.params["branches"]]
+    idx = gen.name(index)
+    lines = []
+    for k, fn in enumerate(fns):
+        if k == 0:
+            lines.append(f"if {idx} <= 0:" if len(fns) > 1 else "if True:")
+        elif k == len(fns) - 1:
+            lines.append("else:")
+        else:
+            lines.append(f"elif {idx} == {k}:")
+        lines.append(f"    {target} = {_call(fn, args)}")
+    return lines
+
+
+def _while(gen, eqn):
+    p = eqn.params
+    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    cconsts, bconsts = eqn.invars[:nc], eqn.invars[nc:nc + nb]
+    init = eqn.invars[nc + nb:]
+    cond_fn, body_fn = gen.subfunction(p["cond_jaxpr"]), gen.subfunction(p["body_jaxpr"])
+    carry = [gen.tmp("c") for _ in init]
+    target = ", ".join(carry) + ("," if len(carry) == 1 else "")
+    lines = [f"{c} = {_carry_init(gen, v)}" for c, v in zip(carry, init)]
+    lines += ["while True:",
+              f"    if not {_call(cond_fn, _names(gen, cconsts) + carry)}[0]:",
+              "        break",
+              f"    {target} = {_call(body_fn, _names(gen, bconsts) + carry)}"]
+    lines += [f"{gen.name(o)} = {c}" for o, c in zip(eqn.outvars, carry)]
+    return lines
+
+
+def _scan(gen, eqn):
+    p = eqn.params
+    nconst, ncarry, length = p["num_consts"], p["num_carry"], p["length"]
+    consts = eqn.invars[:nconst]
+    init = eqn.invars[nconst:nconst + ncarry]
+    xs = eqn.invars[nconst + ncarry:]
+    body = gen.subfunction(p["jaxpr"])
+    carry = [gen.tmp("c") for _ in init]
+    ys = eqn.outvars[ncarry:]
+    y_tmps = [gen.tmp("y") for _ in ys]
+    t, tt = gen.tmp("t"), gen.tmp("tt")
+    lines = [f"{c} = {_carry_init(gen, v)}" for c, v in zip(carry, init)]
+    for y in ys:
+        lines.append(f"{gen.name(y)} = np.empty({gen.shape_src(y.aval.shape)}, {scalar.np_type(y.aval.dtype)})")
+    lines.append(f"for {tt} in range({gen.dim(length)}):")
+    lines.append(f"    {t} = {gen.dim(length)} - 1 - {tt}" if p["reverse"] else f"    {t} = {tt}")
+    x_args = [f"{gen.name(x)}[{t}]" for x in xs]
+    target = ", ".join(carry + y_tmps) + ("," if len(carry + y_tmps) == 1 else "")
+    lines.append(f"    {target} = {_call(body, _names(gen, consts) + carry + x_args)}")
+    for y, tmp in zip(ys, y_tmps):
+        lines.append(f"    {gen.name(y)}[{t}] = {tmp}")
+    lines += [f"{gen.name(o)} = {c}" for o, c in zip(eqn.outvars[:ncarry], carry)]
+    return lines
+
+
+NODE_RULES.update({"cond": _cond, "while": _while, "scan": _scan})

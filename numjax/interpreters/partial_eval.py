@@ -53,7 +53,7 @@ class JaxprBuilder:
         return tracer
 
     def atom(self, tracer):
-        if tracer.const is not None and tracer.aval.shape == ():
+        if tracer.const is not None and tracer.aval.shape == () and not isinstance(tracer.const, core.Tracer):
             return Literal(_scalar_value(tracer.const, tracer.aval), tracer.aval)
         if tracer.const is not None:
             self.constvar_vals[tracer.var] = tracer.const
@@ -352,3 +352,45 @@ def _toposort(out_nodes):
         stack.append((t, True))
         stack.extend((p, False) for p in reversed(parents(t)) if id(p) not in visited)
     return order
+
+
+def closure_convert(closed):
+    """A jaxpr whose constants are leading inputs instead, plus those constants.
+
+    Control-flow primitives pass closed-over values as explicit operands, so every
+    transformation sees them (they may be tracers of an enclosing trace)."""
+    jx = closed.jaxpr
+    return Jaxpr([], list(jx.constvars) + list(jx.invars), jx.outvars, jx.eqns), list(closed.consts)
+
+
+def partial_eval_jaxpr(jaxpr, unknowns, instantiate):
+    """Split ``jaxpr`` by which inputs are unknown.
+
+    Returns (known, unknown, out_unknowns, num_res): ``known`` maps the known inputs to
+    the known outputs followed by residuals; ``unknown`` maps residuals followed by the
+    unknown inputs to the unknown outputs. ``instantiate[i]`` forces output i unknown.
+    """
+    from ..jaxpr import eval_jaxpr
+    known_avals = [v.aval for v, u in zip(jaxpr.invars, unknowns) if not u]
+    box = {}
+
+    def known_fun(*known_vals):
+        it = iter(known_vals)
+        pvals = [PartialVal.unknown(v.aval) if u else PartialVal.known(next(it))
+                 for v, u in zip(jaxpr.invars, unknowns)]
+
+        def run(*args):
+            outs = eval_jaxpr(jaxpr, [], *args)
+            trace = PartialEvalTrace(core.trace_stack[-1])
+            outs = [trace.full_raise(o) for o in outs]
+            return [trace.instantiate_const(o) if inst else o for o, inst in zip(outs, instantiate)]
+        jaxpr_unk, pvals_out, residuals = partial_eval_flat(run, pvals)
+        box["jaxpr_unk"], box["out_unknowns"] = jaxpr_unk, [not pv.is_known for pv in pvals_out]
+        box["num_res"] = len(residuals)
+        known_outs = [pv.const for pv in pvals_out if pv.is_known]
+        return known_outs + list(residuals)
+
+    known = trace_to_jaxpr(known_fun, known_avals)
+    jaxpr_unk = box["jaxpr_unk"]
+    unknown = Jaxpr([], list(jaxpr_unk.constvars) + list(jaxpr_unk.invars), jaxpr_unk.outvars, jaxpr_unk.eqns)
+    return known, unknown, box["out_unknowns"], box["num_res"]

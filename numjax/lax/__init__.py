@@ -11,3 +11,4 @@ from .indexing import (dynamic_index_in_dim, dynamic_slice, dynamic_update_slice
                        slice)
 from .linalg import dot, dot_general  # noqa: F401
 from .elementwise import stop_gradient  # noqa: F401
+from .control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,A004
