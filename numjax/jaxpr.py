@@ -84,7 +84,7 @@ def eval_jaxpr(jaxpr, consts, *args):
     env = {}
 
     def read(v):
-        return v.val if type(v) is Literal else env[v]
+        return _literal_value(v) if type(v) is Literal else env[v]
 
     def write(v, val):
         env[v] = val
@@ -100,6 +100,12 @@ def eval_jaxpr(jaxpr, consts, *args):
         for v, val in zip(eqn.outvars, outs):
             write(v, val)
     return [read(v) for v in jaxpr.outvars]
+
+
+def _literal_value(lit):
+    """A literal as a typed array, so re-evaluation keeps its dtype (and weak type)."""
+    from .array import Array
+    return Array(np.asarray(lit.val, dtype=lit.aval.dtype), lit.aval.weak_type)
 
 
 # ---------------------------------------------------------------- printing

@@ -50,6 +50,10 @@ def zeros_like_aval(aval):
     return lax.broadcast(zero, aval.shape) if aval.shape else zero
 
 
+def _is_float(x):
+    return core.get_aval(x).dtype.kind in "fc"
+
+
 def _tangent_dtype(dtype):
     # Integer and bool values have float0 tangents in JAX; numjax uses float32 zeros.
     return dtype if np.dtype(dtype).kind in "fc" else np.dtype(np.float32)
@@ -114,7 +118,10 @@ class JVPTrace(core.Trace):
 def jvp_flat(fun, primals, tangents, instantiate_zeros=True):
     with core.new_main(JVPTrace) as main:
         trace = JVPTrace(main)
-        tracers_in = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+        # Integer and bool inputs are not differentiable: their tangents are symbolic zeros
+        # (JAX's float0), whatever value the caller passed.
+        tracers_in = [JVPTracer(trace, p, t if _is_float(p) else Zero(_tangent_aval(core.get_aval(p))))
+                      for p, t in zip(primals, tangents)]
         outs = fun(*tracers_in)
         tracers_out = [trace.full_raise(o) for o in outs]
         primals_out = [t.primal for t in tracers_out]
@@ -264,3 +271,46 @@ def deflinear(primitive, transpose_rule):
         return primal_out, tangent_out
     jvp_rules[primitive] = rule
     transpose_rules[primitive] = transpose_rule
+
+
+# ---------------------------------------------------------------- jaxpr-level helpers
+# Used by higher-order primitives (control flow) to differentiate their bodies.
+
+def jvp_jaxpr(jaxpr, nonzero):
+    """A jaxpr computing (outputs, output tangents) from (inputs, tangents of the
+    ``nonzero`` inputs); every inexact output gets a tangent. No constants allowed."""
+    from ..jaxpr import eval_jaxpr
+    in_avals = [v.aval for v in jaxpr.invars]
+    t_avals = [_tangent_aval(a) for a, nz in zip(in_avals, nonzero) if nz]
+    n = len(in_avals)
+    out_inexact = [v.aval.dtype.kind in "fc" for v in jaxpr.outvars]
+
+    def fun(*args):
+        primals, ts = args[:n], iter(args[n:])
+        tangents = [next(ts) if nz else Zero(_tangent_aval(a)) for a, nz in zip(in_avals, nonzero)]
+        outs, t_outs = jvp_flat(lambda *xs: eval_jaxpr(jaxpr, [], *xs), primals, tangents)
+        return list(outs) + [t for t, inexact in zip(t_outs, out_inexact) if inexact]
+    closed = pe.trace_to_jaxpr(fun, in_avals + t_avals)
+    return _no_consts(closed), out_inexact
+
+
+def _no_consts(closed):
+    jx, consts = pe.closure_convert(closed)
+    if consts:
+        raise NotImplementedError("differentiating a control-flow body that creates array constants")
+    return jx
+
+
+def transpose_jaxpr(jaxpr, linear):
+    """A jaxpr mapping (non-linear inputs, output cotangents) to cotangents of the linear inputs."""
+    from ..jaxpr import Jaxpr
+    nonlin = [v for v, lin in zip(jaxpr.invars, linear) if not lin]
+    lin = [v for v, l_ in zip(jaxpr.invars, linear) if l_]
+    body = Jaxpr(nonlin, lin, jaxpr.outvars, jaxpr.eqns)
+
+    def fun(*args):
+        res, cts = args[:len(nonlin)], args[len(nonlin):]
+        outs = backward_pass(body, list(res), list(cts))
+        return [instantiate(o) for o in outs]
+    closed = pe.trace_to_jaxpr(fun, [v.aval for v in nonlin] + [v.aval for v in jaxpr.outvars])
+    return _no_consts(closed)

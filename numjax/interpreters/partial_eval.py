@@ -255,6 +255,11 @@ class _EqnRecipe:
         self.avals_out, self.tracer_refs_out = avals_out, tracer_refs_out
 
 
+# Rules for primitives that must split into a known and an unknown part themselves
+# (control flow): ``rule(trace, tracers, **params) -> tracers``.
+partial_eval_rules = {}
+
+
 class PartialEvalTrace(core.Trace):
     def new_arg(self, pval):
         return PETracer(self, pval, _LambdaBinding())
@@ -272,6 +277,13 @@ class PartialEvalTrace(core.Trace):
     def process_primitive(self, primitive, tracers, params):
         if all(t.pval.is_known for t in tracers):
             return primitive.bind(*[t.pval.const for t in tracers], **params)
+        rule = partial_eval_rules.get(primitive)
+        if rule is not None:
+            return rule(self, tracers, **params)
+        return self.stage(primitive, tracers, params)
+
+    def stage(self, primitive, tracers, params):
+        """Record the equation for later: all of its outputs are unknown."""
         tracers_in = [self.instantiate_const(t) for t in tracers]
         avals_out = primitive.abstract_eval(*[t.aval for t in tracers_in], **params)
         multiple = primitive.multiple_results

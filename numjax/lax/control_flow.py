@@ -316,3 +316,305 @@ def fori_loop(lower, upper, body_fun, init_val, unroll=None):
 def map(f, xs, batch_size=None):  # noqa: A001
     _, ys = scan(lambda c, x: (c, f(x)), (), xs)
     return ys
+
+
+# ---------------------------------------------------------------- differentiation: jvp
+
+def _inexact(aval):
+    return aval.dtype.kind in "fc"
+
+
+def _nonzero(t, aval):
+    return type(t) is not ad.Zero and _inexact(aval)
+
+
+def _split_tangents(outs, out_inexact, n):
+    primals, ts = outs[:n], iter(outs[n:])
+    tangents = [next(ts) if inexact else ad.Zero(ad._tangent_aval(core.get_aval(p)))
+                for p, inexact in zip(primals, out_inexact)]
+    return primals, tangents
+
+
+def _cond_jvp(primals, tangents, *, branches):
+    index, *ops = primals
+    avals = [v.aval for v in branches[0].invars]
+    nz = [_nonzero(t, a) for t, a in zip(tangents[1:], avals)]
+    jvps = [ad.jvp_jaxpr(b, nz) for b in branches]
+    new_branches = tuple(j for j, _ in jvps)
+    t_in = [ad.instantiate(t) for t, n in zip(tangents[1:], nz) if n]
+    outs = cond_p.bind(index, *ops, *t_in, branches=new_branches)
+    return _split_tangents(outs, jvps[0][1], len(branches[0].outvars))
+
+
+ad.jvp_rules[cond_p] = _cond_jvp
+
+
+def _augment_cond(cond_jaxpr, nconsts, ncarry, t_avals):
+    """cond_jaxpr reading (consts, carry, carry tangents): the tangents are ignored."""
+    from ..jaxpr import Var
+    extra = [Var(a) for a in t_avals]
+    return Jaxpr([], list(cond_jaxpr.invars) + extra, cond_jaxpr.outvars, cond_jaxpr.eqns)
+
+
+def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    nc, nb = cond_nconsts, body_nconsts
+    cconsts, bconsts, init = primals[:nc], primals[nc:nc + nb], primals[nc + nb:]
+    bc_t, init_t = tangents[nc:nc + nb], tangents[nc + nb:]
+    b_avals = [v.aval for v in body_jaxpr.invars]
+    bc_nz = [_nonzero(t, a) for t, a in zip(bc_t, b_avals[:nb])]
+    # Every inexact carry gets a tangent: simpler than a fixpoint over which ones become nonzero.
+    carry_nz = [_inexact(a) for a in b_avals[nb:]]
+    body_jvp, _ = ad.jvp_jaxpr(body_jaxpr, bc_nz + carry_nz)
+    body_jvp = _reorder_body(body_jvp, nb, sum(bc_nz), len(init), sum(carry_nz))
+    t_avals = [ad._tangent_aval(a) for a, n in zip(b_avals[nb:], carry_nz) if n]
+    new_cond = _augment_cond(cond_jaxpr, nc, len(init), t_avals)
+    bc_tangents = [ad.instantiate(t) for t, n in zip(bc_t, bc_nz) if n]
+    init_tangents = [ad.instantiate(t) if type(t) is not ad.Zero else ad.zeros_like_aval(a)
+                     for t, a, n in zip(init_t, t_avals_full(init), carry_nz) if n]
+    outs = while_p.bind(*cconsts, *bconsts, *bc_tangents, *init, *init_tangents,
+                        cond_jaxpr=new_cond, body_jaxpr=body_jvp, cond_nconsts=nc,
+                        body_nconsts=nb + len(bc_tangents))
+    return _split_tangents(outs, carry_nz, len(init))
+
+
+def t_avals_full(vals):
+    return [ad._tangent_aval(core.get_aval(v)) for v in vals]
+
+
+def _reorder_body(jaxpr, nconsts, nconst_t, ncarry, ncarry_t):
+    """jvp_jaxpr orders inputs (consts, carry, const tangents, carry tangents); loops need
+    (consts, const tangents, carry, carry tangents)."""
+    v = jaxpr.invars
+    consts, carry = v[:nconsts], v[nconsts:nconsts + ncarry]
+    ct = v[nconsts + ncarry:nconsts + ncarry + nconst_t]
+    rest = v[nconsts + ncarry + nconst_t:]
+    return Jaxpr([], list(consts) + list(ct) + list(carry) + list(rest), jaxpr.outvars, jaxpr.eqns)
+
+
+ad.jvp_rules[while_p] = _while_jvp
+
+
+def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
+    avals = [v.aval for v in jaxpr.invars]
+    nx = len(avals) - num_consts - num_carry
+    const_nz = [_nonzero(t, a) for t, a in zip(tangents[:num_consts], avals[:num_consts])]
+    carry_nz = [_inexact(a) for a in avals[num_consts:num_consts + num_carry]]
+    xs_nz = [_nonzero(t, a) for t, a in zip(tangents[num_consts + num_carry:], avals[num_consts + num_carry:])]
+    body, out_inexact = ad.jvp_jaxpr(jaxpr, const_nz + carry_nz + xs_nz)
+    # jvp_jaxpr: inputs (consts, carry, xs, const_t, carry_t, xs_t), outputs (carry, ys, carry_t, ys_t);
+    # scan needs inputs (consts, const_t, carry, carry_t, xs, xs_t), outputs (carry, carry_t, ys, ys_t).
+    v = body.invars
+    n1, n2, n3 = num_consts, num_carry, nx
+    k1, k2, k3 = sum(const_nz), sum(carry_nz), sum(xs_nz)
+    c, cr, x = v[:n1], v[n1:n1 + n2], v[n1 + n2:n1 + n2 + n3]
+    ct, crt, xt = (v[n1 + n2 + n3:n1 + n2 + n3 + k1], v[n1 + n2 + n3 + k1:n1 + n2 + n3 + k1 + k2],
+                   v[n1 + n2 + n3 + k1 + k2:])
+    outs = body.outvars
+    ny = len(jaxpr.outvars) - num_carry
+    carry_out, ys_out = outs[:num_carry], outs[num_carry:num_carry + ny]
+    t_out = outs[num_carry + ny:]
+    carry_t_mask = out_inexact[:num_carry]
+    n_ct = sum(carry_t_mask)
+    carry_t_out, ys_t_out = t_out[:n_ct], t_out[n_ct:]
+    if carry_t_mask != carry_nz:
+        raise NotImplementedError("scan carry tangent structure changed across an iteration")
+    body = Jaxpr([], list(c) + list(ct) + list(cr) + list(crt) + list(x) + list(xt),
+                 list(carry_out) + list(carry_t_out) + list(ys_out) + list(ys_t_out), body.eqns)
+    consts, init, xs = primals[:n1], primals[n1:n1 + n2], primals[n1 + n2:]
+    const_t = [ad.instantiate(t) for t, n in zip(tangents[:n1], const_nz) if n]
+    init_t = [ad.instantiate(t) if type(t) is not ad.Zero else ad.zeros_like_aval(ad._tangent_aval(core.get_aval(p)))
+              for t, p, n in zip(tangents[n1:n1 + n2], init, carry_nz) if n]
+    xs_t = [ad.instantiate(t) for t, n in zip(tangents[n1 + n2:], xs_nz) if n]
+    res = scan_p.bind(*consts, *const_t, *init, *init_t, *xs, *xs_t, jaxpr=body, length=length,
+                      reverse=reverse, num_consts=n1 + k1, num_carry=n2 + k2, unroll=unroll)
+    carry_p, carry_t = res[:n2], res[n2:n2 + k2]
+    ys_p, ys_t = res[n2 + k2:n2 + k2 + ny], res[n2 + k2 + ny:]
+    primals_out = list(carry_p) + list(ys_p)
+    _, carry_tangents = _split_tangents(list(carry_p) + list(carry_t), carry_nz, n2)
+    _, ys_tangents = _split_tangents(list(ys_p) + list(ys_t), out_inexact[num_carry:], ny)
+    return primals_out, carry_tangents + ys_tangents
+
+
+ad.jvp_rules[scan_p] = _scan_jvp
+
+
+# ---------------------------------------------------------------- differentiation: reverse mode
+# Partial evaluation splits each body into a known part (run now, emitting residuals)
+# and an unknown, linear part (staged); transposition runs the linear part backwards.
+
+def _known_vals(tracers):
+    return [t.pval.const for t in tracers]
+
+
+def _cond_partial_eval(trace, tracers, *, branches):
+    index, *ops = tracers
+    if not index.pval.is_known:
+        return trace.stage(cond_p, tracers, {"branches": branches})
+    idx = index.pval.const
+    if not isinstance(idx, core.Tracer):
+        # A concrete branch index (differentiating outside jit): only that branch runs.
+        i = int(np.clip(int(np.asarray(getattr(idx, "_value", idx))), 0, len(branches) - 1))
+        return eval_jaxpr(branches[i], [], *tracers[1:])
+    unknowns = [not t.pval.is_known for t in ops]
+    n_out = len(branches[0].outvars)
+    out_unk = [False] * n_out
+    for b in branches:
+        _, _, unk, _ = pe.partial_eval_jaxpr(b, unknowns, [False] * n_out)
+        out_unk = [a or b_ for a, b_ in zip(out_unk, unk)]
+    splits = [pe.partial_eval_jaxpr(b, unknowns, out_unk) for b in branches]
+    res_avals = [[v.aval for v in k.jaxpr.outvars[sum(not u for u in out_unk):]] for k, _, _, _ in splits]
+    known_branches, unknown_branches = _unify_residuals(splits, res_avals, out_unk)
+    known_ops = [t.pval.const for t in ops if t.pval.is_known]
+    known_outs = cond_p.bind(idx, *known_ops, branches=tuple(known_branches))
+    n_known = sum(not u for u in out_unk)
+    res = known_outs[n_known:]
+    res_tracers = [trace.instantiate_const(trace.pure(r)) for r in res]
+    unknown_ops = [t for t in ops if not t.pval.is_known]
+    staged = trace.stage(cond_p, [trace.instantiate_const(index)] + res_tracers + unknown_ops,
+                         {"branches": tuple(unknown_branches)})
+    k_it, u_it = iter(known_outs[:n_known]), iter(staged)
+    return [next(u_it) if u else next(k_it) for u in out_unk]
+
+
+def _unify_residuals(splits, res_avals, out_unk):
+    """Each branch's known part emits every branch's residuals (zeros for the others'),
+    and each unknown part reads its own slice of them, so all branches share a type."""
+    from ..jaxpr import Var, JaxprEqn
+    all_avals = [a for avals in res_avals for a in avals]
+    known_out, unknown_out = [], []
+    for k, (known, unknown, _, nres) in enumerate(splits):
+        start = sum(len(r) for r in res_avals[:k])
+        kj, kconsts = pe.closure_convert(known)
+        if kconsts:
+            raise NotImplementedError("reverse-mode cond with array constants in a branch")
+
+        def emit_all(*args, kj=kj, start=start, nres=nres):
+            outs = eval_jaxpr(kj, [], *args)
+            n_known = len(outs) - nres
+            own = outs[n_known:]
+            full = [ad.zeros_like_aval(a) for a in all_avals]
+            full[start:start + nres] = own
+            return outs[:n_known] + full
+        traced = pe.trace_to_jaxpr(emit_all, [v.aval for v in kj.invars])
+        known_out.append(ad._no_consts(traced))
+        unknown_out.append(_pad_inputs(unknown, all_avals, start, nres))
+    return known_out, unknown_out
+
+
+pe.partial_eval_rules[cond_p] = _cond_partial_eval
+
+
+def _cond_transpose(cts, index, *ops, branches):
+    linear = [ad.is_undefined(o) for o in ops]
+    if not any(linear):
+        return [None] * (1 + len(ops))
+    cts = [ad.instantiate(c) if type(c) is ad.Zero else c for c in cts]
+    t_branches = tuple(ad.transpose_jaxpr(b, linear) for b in branches)
+    res = [o for o in ops if not ad.is_undefined(o)]
+    outs = cond_p.bind(index, *res, *cts, branches=t_branches)
+    it = iter(outs)
+    return [None] + [next(it) if lin else None for lin in linear]
+
+
+ad.transpose_rules[cond_p] = _cond_transpose
+
+
+def _while_partial_eval(trace, tracers, **params):
+    raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop "
+                     "with dynamic start/stop values. Try using lax.scan, or using fori_loop with "
+                     "static start/stop.")
+
+
+pe.partial_eval_rules[while_p] = _while_partial_eval
+
+
+def _scan_partial_eval(trace, tracers, *, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
+    n1, n2 = num_consts, num_carry
+    unknowns = [not t.pval.is_known for t in tracers]
+    const_unk, carry_unk, xs_unk = unknowns[:n1], unknowns[n1:n1 + n2], unknowns[n1 + n2:]
+    ny = len(jaxpr.outvars) - n2
+    while True:   # carries that become unknown after one iteration stay unknown: fixpoint
+        _, _, out_unk, _ = pe.partial_eval_jaxpr(jaxpr, const_unk + carry_unk + xs_unk,
+                                                 carry_unk + [False] * ny)
+        new = [a or b for a, b in zip(carry_unk, out_unk[:n2])]
+        if new == carry_unk:
+            break
+        carry_unk = new
+    ys_unk = out_unk[n2:]
+    known, unknown, out_unk, nres = pe.partial_eval_jaxpr(jaxpr, const_unk + carry_unk + xs_unk,
+                                                          carry_unk + ys_unk)
+    kj, kconsts = pe.closure_convert(known)
+    if kconsts:
+        raise NotImplementedError("reverse-mode scan with array constants in the body")
+    inst = [trace.instantiate_const(t) if u else t for t, u in zip(tracers, const_unk + carry_unk + xs_unk)]
+    known_in = [t.pval.const for t, u in zip(tracers, const_unk + carry_unk + xs_unk) if not u]
+    nk_consts = sum(not u for u in const_unk)
+    nk_carry = sum(not u for u in carry_unk)
+    # The known scan emits residuals as extra per-iteration outputs (stacked ys).
+    known_outs = scan_p.bind(*known_in, jaxpr=kj, length=length, reverse=reverse,
+                             num_consts=nk_consts, num_carry=nk_carry, unroll=unroll)
+    nk_ys = sum(not u for u in ys_unk)
+    k_carry, k_ys, res = (known_outs[:nk_carry], known_outs[nk_carry:nk_carry + nk_ys],
+                          known_outs[nk_carry + nk_ys:])
+    # Unknown body inputs: (residuals, unknown consts, unknown carry, unknown xs) -> reorder so
+    # residuals come last among xs.
+    u_consts = [t for t, u in zip(inst[:n1], const_unk) if u]
+    u_carry = [t for t, u in zip(inst[n1:n1 + n2], carry_unk) if u]
+    u_xs = [t for t, u in zip(inst[n1 + n2:], xs_unk) if u]
+    uv = unknown.invars
+    body = Jaxpr([], list(uv[nres:nres + len(u_consts)]) + list(uv[nres + len(u_consts):])
+                 + list(uv[:nres]), unknown.outvars, unknown.eqns)
+    res_tracers = [trace.instantiate_const(trace.pure(r)) for r in res]
+    staged = trace.stage(scan_p, u_consts + u_carry + u_xs + res_tracers,
+                         dict(jaxpr=body, length=length, reverse=reverse, num_consts=len(u_consts),
+                              num_carry=len(u_carry), unroll=unroll))
+    kc, ky, us = iter(k_carry), iter(k_ys), iter(staged)
+    carry_out = [next(us) if u else next(kc) for u in carry_unk]
+    ys_out = [next(us) if u else next(ky) for u in ys_unk]
+    return carry_out + ys_out
+
+
+pe.partial_eval_rules[scan_p] = _scan_partial_eval
+
+
+def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
+    n1, n2 = num_consts, num_carry
+    consts, init, xs = args[:n1], args[n1:n1 + n2], args[n1 + n2:]
+    if not all(ad.is_undefined(c) for c in consts):
+        raise NotImplementedError("scan transpose with non-linear consts")
+    # A carry may start from a known value (a zero tangent); it is still linear in the body.
+    lin_x = [ad.is_undefined(x) for x in xs]
+    ct_carry = [ad.instantiate(c) for c in cts[:n2]]
+    ct_ys = [ad.instantiate(c) for c in cts[n2:]]
+    res = [x for x in xs if not ad.is_undefined(x)]
+    linear = [True] * (n1 + n2) + lin_x
+    body_t = ad.transpose_jaxpr(_xs_res_last(jaxpr, n1 + n2, lin_x), linear[:n1 + n2] + sorted(lin_x, reverse=True))
+    const_avals = [c.aval for c in consts]
+    init_avals = [c.aval if ad.is_undefined(c) else core.get_aval(c) for c in init]
+    ct_consts0 = [ad.zeros_like_aval(a) for a in const_avals]
+    nres = len(res)
+
+    def step(carry, x):
+        acc, ct_c = carry
+        r, ct_y = x
+        outs = eval_jaxpr(body_t, [], *r, *ct_c, *ct_y)
+        d_consts, d_carry, d_xs = outs[:n1], outs[n1:n1 + n2], outs[n1 + n2:]
+        from .elementwise import add_any_p
+        acc = [add_any_p.bind(a, d) for a, d in zip(acc, d_consts)]
+        return (acc, list(d_carry)), list(d_xs)
+    (ct_consts, ct_init), ct_xs = scan(step, (ct_consts0, ct_carry), (res, ct_ys), length=length,
+                                       reverse=not reverse)
+    it = iter(ct_xs)
+    ct_init = [c if ad.is_undefined(i) else None for c, i in zip(ct_init, init)]
+    return list(ct_consts) + list(ct_init) + [next(it) if lin else None for lin in lin_x]
+
+
+def _xs_res_last(jaxpr, n_front, lin_x):
+    """Reorder the xs inputs so linear ones come before residuals (matching ``linear``)."""
+    xs = jaxpr.invars[n_front:]
+    lin = [v for v, l_ in zip(xs, lin_x) if l_]
+    non = [v for v, l_ in zip(xs, lin_x) if not l_]
+    return Jaxpr([], list(jaxpr.invars[:n_front]) + lin + non, jaxpr.outvars, jaxpr.eqns)
+
+
+ad.transpose_rules[scan_p] = _scan_transpose
