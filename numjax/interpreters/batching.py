@@ -150,3 +150,27 @@ def _align_for_broadcast(vals, dims):
             v = lax.reshape(v, aval.shape + (1,) * (rank - r))
         out.append(v)
     return out
+
+
+def batch_jaxpr(jaxpr, axis, in_dims):
+    """A jaxpr computing ``jaxpr`` on inputs batched at ``in_dims``; every output batched at 0."""
+    from ..jaxpr import eval_jaxpr
+    from . import partial_eval as pe
+    avals = []
+    for v, d in zip(jaxpr.invars, in_dims):
+        a = v.aval
+        avals.append(a if d is not_mapped else a.update(shape=a.shape[:d] + (axis.size,) + a.shape[d:]))
+
+    def fun(*args):
+        outs, dims = batch_flat(lambda *xs: eval_jaxpr(jaxpr, [], *xs), axis.size, axis.name, args, in_dims)
+        return [matchaxis(o, d, 0, axis.size) for o, d in zip(outs, dims)]
+    closed = pe.trace_to_jaxpr(fun, avals)
+    jx, consts = pe.closure_convert(closed)
+    if consts:
+        raise NotImplementedError("vmap of a control-flow body that creates array constants")
+    return jx
+
+
+def needs_axis(rule):
+    rule.needs_axis = True
+    return rule

@@ -618,3 +618,89 @@ def _xs_res_last(jaxpr, n_front, lin_x):
 
 
 ad.transpose_rules[scan_p] = _scan_transpose
+
+
+# ---------------------------------------------------------------- batching
+
+@batching.needs_axis
+def _cond_batch(vals, dims, *, axis, branches):
+    index, *ops = vals
+    idim, *odims = dims
+    if idim is not batching.not_mapped:
+        # A per-example predicate: every branch runs on the whole batch, then select (as JAX).
+        from .elementwise import select_n_p
+        from .shape import broadcast_in_dim
+        ops = [batching.bdim_at_front(o, d, axis.size) for o, d in zip(ops, odims)]
+        outs_per_branch = [eval_jaxpr(batching.batch_jaxpr(b, axis, [0] * len(ops)), [], *ops)
+                           for b in branches]
+        idx = batching.moveaxis(index, idim, 0)
+        outs = []
+        for k in range(len(branches[0].outvars)):
+            shape = core.get_aval(outs_per_branch[0][k]).shape
+            which = broadcast_in_dim(idx, shape, (0,)) if len(shape) > 1 else idx
+            outs.append(select_n_p.bind(which, *[o[k] for o in outs_per_branch]))
+        return outs, [0] * len(outs)
+    new = tuple(batching.batch_jaxpr(b, axis, odims) for b in branches)
+    outs = cond_p.bind(index, *ops, branches=new)
+    return outs, [0] * len(outs)
+
+
+batching.batch_rules[cond_p] = _cond_batch
+
+
+@batching.needs_axis
+def _scan_batch(vals, dims, *, axis, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
+    n1, n2 = num_consts, num_carry
+    consts, init, xs = vals[:n1], vals[n1:n1 + n2], vals[n1 + n2:]
+    cd, xd = dims[:n1], dims[n1 + n2:]
+    init = [batching.bdim_at_front(c, d, axis.size) for c, d in zip(init, dims[n1:n1 + n2])]
+    # xs keep the scanned axis first; their batch axis goes second (first inside the body).
+    xs = [x if d is batching.not_mapped else batching.moveaxis(x, d, 1) for x, d in zip(xs, xd)]
+    body_dims = list(cd) + [0] * n2 + [batching.not_mapped if d is batching.not_mapped else 0 for d in xd]
+    body = batching.batch_jaxpr(jaxpr, axis, body_dims)
+    outs = scan_p.bind(*consts, *init, *xs, jaxpr=body, length=length, reverse=reverse,
+                       num_consts=n1, num_carry=n2, unroll=unroll)
+    return outs, [0] * n2 + [1] * (len(outs) - n2)
+
+
+batching.batch_rules[scan_p] = _scan_batch
+
+
+@batching.needs_axis
+def _while_batch(vals, dims, *, axis, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    nc, nb = cond_nconsts, body_nconsts
+    cconsts, bconsts, init = vals[:nc], vals[nc:nc + nb], vals[nc + nb:]
+    ccd, bcd = dims[:nc], dims[nc:nc + nb]
+    init = [batching.bdim_at_front(c, d, axis.size) for c, d in zip(init, dims[nc + nb:])]
+    cond_b = batching.batch_jaxpr(cond_jaxpr, axis, list(ccd) + [0] * len(init))
+    body_b = batching.batch_jaxpr(body_jaxpr, axis, list(bcd) + [0] * len(init))
+    # Run while any example is still going; finished examples keep their carry.
+    from .elementwise import select_n_p
+    from .reductions import reduce_or
+    from .shape import broadcast_in_dim
+
+    def any_cond(*args):
+        pred = eval_jaxpr(cond_b, [], *args)[0]
+        return [reduce_or(pred, (0,))]
+
+    def guarded_body(*args):
+        cc, bc, carry = args[:nc], args[nc:nc + nb], args[nc + nb:]
+        pred = eval_jaxpr(cond_b, [], *cc, *carry)[0]
+        new = eval_jaxpr(body_b, [], *bc, *carry)
+        out = []
+        for old, nv in zip(carry, new):
+            shape = core.get_aval(nv).shape
+            which = broadcast_in_dim(pred, shape, (0,)) if len(shape) > 1 else pred
+            out.append(select_n_p.bind(which, old, nv))
+        return out
+    c_avals = [core.get_aval(c) for c in cconsts]
+    b_avals = [core.get_aval(c) for c in bconsts]
+    carry_avals = [core.get_aval(c) for c in init]
+    cond_j = ad._no_consts(pe.trace_to_jaxpr(any_cond, c_avals + carry_avals))
+    body_j = ad._no_consts(pe.trace_to_jaxpr(guarded_body, c_avals + b_avals + carry_avals))
+    outs = while_p.bind(*cconsts, *cconsts, *bconsts, *init, cond_jaxpr=cond_j, body_jaxpr=body_j,
+                        cond_nconsts=nc, body_nconsts=nc + nb)
+    return outs, [0] * len(outs)
+
+
+batching.batch_rules[while_p] = _while_batch
