@@ -54,13 +54,13 @@ class BatchTrace(core.Trace):
     def process_primitive(self, primitive, tracers, params):
         vals = [t.val for t in tracers]
         dims = [t.batch_dim for t in tracers]
-        if all(d is not_mapped for d in dims):
-            return primitive.bind(*vals, **params)
         rule = batch_rules.get(primitive)
+        if all(d is not_mapped for d in dims) and not getattr(rule, "always", False):
+            return primitive.bind(*vals, **params)
         if rule is None:
             raise NotImplementedError(f"Batching rule for '{primitive.name}' not implemented")
         if getattr(rule, "needs_axis", False):
-            outs, out_dims = rule(vals, dims, axis=self.axis, **params)
+            outs, out_dims = rule(vals, dims, axis_data=self.axis, **params)
         else:
             outs, out_dims = rule(vals, dims, **params)
         if primitive.multiple_results:

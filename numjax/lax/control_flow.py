@@ -623,15 +623,15 @@ ad.transpose_rules[scan_p] = _scan_transpose
 # ---------------------------------------------------------------- batching
 
 @batching.needs_axis
-def _cond_batch(vals, dims, *, axis, branches):
+def _cond_batch(vals, dims, *, axis_data, branches):
     index, *ops = vals
     idim, *odims = dims
     if idim is not batching.not_mapped:
         # A per-example predicate: every branch runs on the whole batch, then select (as JAX).
         from .elementwise import select_n_p
         from .shape import broadcast_in_dim
-        ops = [batching.bdim_at_front(o, d, axis.size) for o, d in zip(ops, odims)]
-        outs_per_branch = [eval_jaxpr(batching.batch_jaxpr(b, axis, [0] * len(ops)), [], *ops)
+        ops = [batching.bdim_at_front(o, d, axis_data.size) for o, d in zip(ops, odims)]
+        outs_per_branch = [eval_jaxpr(batching.batch_jaxpr(b, axis_data, [0] * len(ops)), [], *ops)
                            for b in branches]
         idx = batching.moveaxis(index, idim, 0)
         outs = []
@@ -640,7 +640,7 @@ def _cond_batch(vals, dims, *, axis, branches):
             which = broadcast_in_dim(idx, shape, (0,)) if len(shape) > 1 else idx
             outs.append(select_n_p.bind(which, *[o[k] for o in outs_per_branch]))
         return outs, [0] * len(outs)
-    new = tuple(batching.batch_jaxpr(b, axis, odims) for b in branches)
+    new = tuple(batching.batch_jaxpr(b, axis_data, odims) for b in branches)
     outs = cond_p.bind(index, *ops, branches=new)
     return outs, [0] * len(outs)
 
@@ -649,15 +649,15 @@ batching.batch_rules[cond_p] = _cond_batch
 
 
 @batching.needs_axis
-def _scan_batch(vals, dims, *, axis, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
+def _scan_batch(vals, dims, *, axis_data, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
     n1, n2 = num_consts, num_carry
     consts, init, xs = vals[:n1], vals[n1:n1 + n2], vals[n1 + n2:]
     cd, xd = dims[:n1], dims[n1 + n2:]
-    init = [batching.bdim_at_front(c, d, axis.size) for c, d in zip(init, dims[n1:n1 + n2])]
+    init = [batching.bdim_at_front(c, d, axis_data.size) for c, d in zip(init, dims[n1:n1 + n2])]
     # xs keep the scanned axis first; their batch axis goes second (first inside the body).
     xs = [x if d is batching.not_mapped else batching.moveaxis(x, d, 1) for x, d in zip(xs, xd)]
     body_dims = list(cd) + [0] * n2 + [batching.not_mapped if d is batching.not_mapped else 0 for d in xd]
-    body = batching.batch_jaxpr(jaxpr, axis, body_dims)
+    body = batching.batch_jaxpr(jaxpr, axis_data, body_dims)
     outs = scan_p.bind(*consts, *init, *xs, jaxpr=body, length=length, reverse=reverse,
                        num_consts=n1, num_carry=n2, unroll=unroll)
     return outs, [0] * n2 + [1] * (len(outs) - n2)
@@ -667,13 +667,13 @@ batching.batch_rules[scan_p] = _scan_batch
 
 
 @batching.needs_axis
-def _while_batch(vals, dims, *, axis, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+def _while_batch(vals, dims, *, axis_data, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     nc, nb = cond_nconsts, body_nconsts
     cconsts, bconsts, init = vals[:nc], vals[nc:nc + nb], vals[nc + nb:]
     ccd, bcd = dims[:nc], dims[nc:nc + nb]
-    init = [batching.bdim_at_front(c, d, axis.size) for c, d in zip(init, dims[nc + nb:])]
-    cond_b = batching.batch_jaxpr(cond_jaxpr, axis, list(ccd) + [0] * len(init))
-    body_b = batching.batch_jaxpr(body_jaxpr, axis, list(bcd) + [0] * len(init))
+    init = [batching.bdim_at_front(c, d, axis_data.size) for c, d in zip(init, dims[nc + nb:])]
+    cond_b = batching.batch_jaxpr(cond_jaxpr, axis_data, list(ccd) + [0] * len(init))
+    body_b = batching.batch_jaxpr(body_jaxpr, axis_data, list(bcd) + [0] * len(init))
     # Run while any example is still going; finished examples keep their carry.
     from .elementwise import select_n_p
     from .reductions import reduce_or

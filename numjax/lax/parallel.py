@@ -1,0 +1,237 @@
+"""Collectives over named axes: psum, pmean, pmax, pmin, all_gather, ppermute, axis_index.
+
+A named axis comes from ``vmap(axis_name=...)`` (the batching rules below turn a
+collective into an ordinary reduction over the batch dimension) or from
+``pmap(axis_name=...)`` (the pmap runtime performs it across device shards).
+"""
+import numpy as np
+
+from .. import core
+from ..array import Array
+from ..core import ShapedArray
+from ..interpreters import batching
+from ..jaxpr import param_printers
+from ._base import make_primitive
+
+# Named axes of enclosing pmaps while they trace: [(name, size)].
+pmap_axis_env = []
+
+
+def _unbound(*args, **params):
+    name = params.get("axes", params.get("axis_name"))
+    raise NameError(f"unbound axis name: {name[0] if isinstance(name, tuple) else name}. The "
+                    "following axis names (e.g. defined by pmap or vmap) are available to "
+                    "collective operations: []")
+
+
+def _find_axis(name):
+    """The innermost vmap trace or pmap frame binding ``name``: ('vmap', main) or ('pmap', size)."""
+    for main in reversed(core.trace_stack):
+        if main.trace_type is batching.BatchTrace and main.global_data.name == name:
+            return "vmap", main
+    for n, size in reversed(pmap_axis_env):
+        if n == name:
+            return "pmap", size
+    raise NameError(f"unbound axis name: {name}. The following axis names (e.g. defined by pmap or "
+                    "vmap) are available to collective operations: "
+                    f"{[m.global_data.name for m in core.trace_stack if m.trace_type is batching.BatchTrace] + [n for n, _ in pmap_axis_env]}")
+
+
+def axis_size(name):
+    kind, where = _find_axis(name)
+    return where.global_data.size if kind == "vmap" else where
+
+
+def _lift(x, name):
+    """Raise ``x`` into the vmap trace of ``name`` so that trace's batching rule sees it."""
+    kind, main = _find_axis(name)
+    if kind != "vmap":
+        return x
+    trace = batching.BatchTrace(main)
+    return trace.full_raise(x)
+
+
+def _same(x, **params):
+    return x
+
+
+psum_p = make_primitive("psum", _unbound, lambda x, **p: x)
+pmax_p = make_primitive("pmax", _unbound, lambda x, **p: x)
+pmin_p = make_primitive("pmin", _unbound, lambda x, **p: x)
+ppermute_p = make_primitive("ppermute", _unbound, lambda x, **p: x)
+all_gather_p = make_primitive(
+    "all_gather", _unbound,
+    lambda x, *, axis_name, axis, tiled, axis_size: ShapedArray(
+        x.shape[:axis] + ((axis_size * x.shape[axis],) if tiled else (axis_size,)) +
+        x.shape[axis + (1 if tiled else 0):], x.dtype, x.weak_type))
+axis_index_p = make_primitive("axis_index", _unbound,
+                              lambda *, axis_name: ShapedArray((), np.int32, False))
+for _p in (psum_p, pmax_p, pmin_p):
+    param_printers[_p] = lambda p: {"axes": p["axes"], "axis_index_groups": None}
+
+COLLECTIVES = {psum_p, pmax_p, pmin_p, ppermute_p, all_gather_p, axis_index_p}
+
+
+def _names(axis_name):
+    return axis_name if isinstance(axis_name, tuple) else (axis_name,)
+
+
+def _reducer(prim):
+    def fn(x, axis_name, *, axis_index_groups=None):
+        from ..tree_util import tree_map
+        names = _names(axis_name)
+
+        def one(v):
+            from ..numpy._util import asarray_leaf
+            v = v if isinstance(v, core.Tracer) else asarray_leaf(v)
+            for n in names:
+                v = prim.bind(_lift(v, n), axes=(n,), axis_index_groups=None)
+            return v
+        return tree_map(one, x)
+    return fn
+
+
+psum = _reducer(psum_p)
+pmax = _reducer(pmax_p)
+pmin = _reducer(pmin_p)
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+    from ..tree_util import tree_map
+    n = 1
+    for name in _names(axis_name):
+        n *= axis_size(name)
+    return tree_map(lambda v: v / n, psum(x, axis_name))
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+    from ..tree_util import tree_map
+    from ..numpy._util import asarray_leaf
+
+    def one(v):
+        v = v if isinstance(v, core.Tracer) else asarray_leaf(v)
+        ax = axis % (core.get_aval(v).ndim + (0 if tiled else 1))
+        return all_gather_p.bind(_lift(v, axis_name), axis_name=axis_name, axis=ax, tiled=bool(tiled),
+                                 axis_size=axis_size(axis_name))
+    return tree_map(one, x)
+
+
+def ppermute(x, axis_name, perm):
+    from ..tree_util import tree_map
+    perm = tuple((int(s), int(d)) for s, d in perm)
+    size = axis_size(axis_name)
+    srcs, dsts = [s for s, _ in perm], [d for _, d in perm]
+    if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts) or any(not 0 <= i < size for i in srcs + dsts):
+        raise ValueError(f"ppermute sources and destinations must be unique and in range(0, {size}), got {perm}")
+    return tree_map(lambda v: ppermute_p.bind(_lift(v, axis_name), axis_name=axis_name, perm=perm), x)
+
+
+def axis_index(axis_name):
+    kind, where = _find_axis(axis_name)
+    if kind == "vmap":
+        from .shape import iota
+        trace = batching.BatchTrace(where)
+        return batching.BatchTracer(trace, iota(np.int32, where.global_data.size), 0)
+    return axis_index_p.bind(axis_name=axis_name)
+
+
+# ---------------------------------------------------------------- under vmap: reductions over the batch axis
+
+def _collective_batch(reduce):
+    @batching.needs_axis
+    def rule(vals, dims, *, axis_data, **params):
+        (x,), (d,) = vals, dims
+        name = params.get("axes", (params.get("axis_name"),))[0]
+        if name != axis_data.name:
+            raise NotImplementedError("collectives over an axis other than the innermost vmap's")
+        return reduce(x, d, axis_data, params), batching.not_mapped
+    rule.always = True
+    return rule
+
+
+def _sum_over(x, d, axis_data, params):
+    from .reductions import reduce_sum
+    from .elementwise import mul
+    if d is batching.not_mapped:
+        return mul(x, Array(np.asarray(axis_data.size, core.get_aval(x).dtype), True))
+    return reduce_sum(x, (d,))
+
+
+def _max_over(prim_fn):
+    def reduce(x, d, axis_data, params):
+        return x if d is batching.not_mapped else prim_fn(x, (d,))
+    return reduce
+
+
+def _gather_over(x, d, axis_data, params):
+    from .shape import reshape
+    x = batching.bdim_at_front(x, d, axis_data.size)
+    x = batching.moveaxis(x, 0, params["axis"])
+    if params["tiled"]:
+        shape = list(core.get_aval(x).shape)
+        ax = params["axis"]
+        shape[ax:ax + 2] = [shape[ax] * shape[ax + 1]]
+        x = reshape(x, shape)
+    return x
+
+
+def _ppermute_batch_rule():
+    @batching.needs_axis
+    def rule(vals, dims, *, axis_data, axis_name, perm):
+        from .shape import concatenate, expand_dims
+        from .indexing import dynamic_index_in_dim
+        (x,), (d,) = vals, dims
+        x = batching.bdim_at_front(x, d, axis_data.size)
+        src_of = {dst: src for src, dst in perm}
+        zero = None
+        parts = []
+        for i in range(axis_data.size):
+            if i in src_of:
+                from .indexing import slice as lax_slice
+                aval = core.get_aval(x)
+                part = lax_slice(x, (src_of[i],) + (0,) * (aval.ndim - 1),
+                                 (src_of[i] + 1,) + aval.shape[1:])
+            else:
+                if zero is None:
+                    from ..interpreters.ad import zeros_like_aval
+                    aval = core.get_aval(x)
+                    zero = zeros_like_aval(aval.update(shape=(1,) + aval.shape[1:]))
+                part = zero
+            parts.append(part)
+        return concatenate(parts, 0), 0
+    return rule
+
+
+from .reductions import reduce_max as _rmax, reduce_min as _rmin  # noqa: E402
+
+batching.batch_rules[psum_p] = _collective_batch(_sum_over)
+batching.batch_rules[pmax_p] = _collective_batch(_max_over(_rmax))
+batching.batch_rules[pmin_p] = _collective_batch(_max_over(_rmin))
+batching.batch_rules[all_gather_p] = _collective_batch(_gather_over)
+batching.batch_rules[ppermute_p] = _ppermute_batch_rule()
+batching.batch_rules[ppermute_p].always = True
+
+
+# ---------------------------------------------------------------- differentiation
+from ..interpreters import ad  # noqa: E402
+
+ad.deflinear(psum_p, lambda ct, x, **p: [ct])
+ad.deflinear(all_gather_p, lambda ct, x, **p: [NotImplemented])
+ad.deflinear(ppermute_p, lambda ct, x, *, axis_name, perm: [
+    ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((d, s) for s, d in perm))])
+ad.defjvp_zero(axis_index_p)
+
+
+def _pmax_jvp(prim):
+    def rule(primals, tangents, **params):
+        from .elementwise import convert_element_type, eq, mul, div
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, **params)
+        mask = convert_element_type(eq(x, ans), core.get_aval(x).dtype)
+        num = psum_p.bind(mul(ad.instantiate(t), mask), **params)
+        return ans, div(num, psum_p.bind(mask, **params))
+    return rule
+
+
+ad.jvp_rules[pmax_p] = _pmax_jvp(pmax_p)
+ad.jvp_rules[pmin_p] = _pmax_jvp(pmin_p)
