@@ -13,3 +13,4 @@ from .ad_api import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transp
                      linearize, value_and_grad, vjp)
 from .custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat  # noqa: F401
 from .vmap_api import vmap  # noqa: F401
+from .pmap_api import pmap  # noqa: F401

@@ -28,7 +28,13 @@ class CpuDevice:
         return f"CpuDevice(id={self.id})"
 
 
-_DEVICES = [CpuDevice(0)]
+def _device_count_from_env():
+    import os
+    # Like XLA's --xla_force_host_platform_device_count: several CPU "devices" for pmap.
+    return max(1, int(os.environ.get("NUMJAX_NUM_CPU_DEVICES", "1")))
+
+
+_DEVICES = [CpuDevice(i) for i in range(_device_count_from_env())]
 
 
 def devices(backend=None):
