@@ -159,44 +159,71 @@ def _pp_binder(v, names):
     return f"{names[v]}:{v.aval.str_short(True)}"
 
 
-def pp_jaxpr(jaxpr, names, indent):
+def pp_jaxpr(jaxpr, names, indent, inline_ok=False):
+    """JAX's text form. Equation results nobody reads print as ``_``. A nested jaxpr with at
+    most one equation goes on one line when that fits, as JAX prints it."""
+    used = _used(jaxpr)
     consts = " ".join(_pp_binder(v, names) for v in jaxpr.constvars)
     ins = " ".join(_pp_binder(v, names) for v in jaxpr.invars)
     head = f"{{ lambda {consts}; {ins}. let"
-    lines = [head.replace("lambda ;", "lambda ;")]
-    for eqn in jaxpr.eqns:
-        lines.append(pp_eqn(eqn, names, indent + 4))
+    eqn_lines = [pp_eqn(eqn, names, indent + 4, used) for eqn in jaxpr.eqns]
     outs = ", ".join(_pp_atom(v, names) for v in jaxpr.outvars)
-    tail = " " * (indent + 2) + f"in ({outs}{',' if len(jaxpr.outvars) == 1 else ''}) }}"
+    outs_t = f"({outs}{',' if len(jaxpr.outvars) == 1 else ''})"
     if not jaxpr.eqns:
-        return f"{head}  in ({outs}{',' if len(jaxpr.outvars) == 1 else ''}) }}"
-    return "\n".join(lines + [tail])
+        return f"{head}  in {outs_t} }}"
+    if inline_ok and len(jaxpr.eqns) == 1 and "\n" not in eqn_lines[0]:
+        one = f"{head} {eqn_lines[0].strip()} in {outs_t} }}"
+        if indent + len(one) <= WIDTH:
+            return one
+    tail = " " * (indent + 2) + f"in {outs_t} }}"
+    return "\n".join([head] + eqn_lines + [tail])
 
 
-def pp_eqn(eqn, names, indent):
+def _used(jaxpr):
+    used = {v for v in jaxpr.outvars if type(v) is not Literal}
+    for e in jaxpr.eqns:
+        used.update(v for v in e.invars if type(v) is not Literal)
+    return used
+
+
+def pp_eqn(eqn, names, indent, used=None):
     pad = " " * indent
     args = " ".join(_pp_atom(v, names) for v in eqn.invars)
-    outs = " ".join(_pp_binder(v, names) for v in eqn.outvars)
+    outs = " ".join(_pp_binder(v, names) if used is None or v in used else f"_:{v.aval.str_short(True)}"
+                    for v in eqn.outvars)
     printer = param_printers.get(eqn.primitive)
-    params = printer(eqn.params) if printer else eqn.params
-    params = {k: params[k] for k in sorted(params)}
-    sub = {k: v for k, v in params.items() if _is_jaxpr(v)}
-    flat = [f"{k}={_pp_param(v)}" for k, v in params.items() if k not in sub]
-    if not sub:
+    # Params print sorted by name, unless the primitive's printer fixes an order (jit: name first).
+    params = printer(eqn.params) if printer else {k: eqn.params[k] for k in sorted(eqn.params)}
+    has_sub = any(_is_jaxpr(v) or _is_jaxpr_tuple(v) for v in params.values())
+    if not has_sub:
+        flat = [f"{k}={_pp_param(v)}" for k, v in params.items()]
         line = f"{pad}{outs} = {eqn.primitive.name}{'[' + ' '.join(flat) + ']' if flat else ''} {args}"
         if len(line.rstrip()) <= WIDTH or not flat:
-            return line if args else line
-    for k, v in sub.items():
-        _alias_inner(v, eqn, names)
-    inner = [f"{pad}  {p}" for p in flat]
-    for k, v in sub.items():
-        jx = v.jaxpr if isinstance(v, ClosedJaxpr) else v
-        inner.append(f"{pad}  {k}={pp_jaxpr(jx, names, indent + 2)}")
+            return line
+    if eqn.primitive.name == "jit":
+        _alias_inner(params["jaxpr"], eqn, names)
+    inner = []
+    for k, v in params.items():
+        if _is_jaxpr(v):
+            jx = v.jaxpr if isinstance(v, ClosedJaxpr) else v
+            inner.append(f"{pad}  {k}={pp_jaxpr(jx, names, indent + 2, inline_ok=True)}")
+        elif _is_jaxpr_tuple(v):
+            inner.append(f"{pad}  {k}=(")
+            for j in v:
+                jx = j.jaxpr if isinstance(j, ClosedJaxpr) else j
+                inner.append(f"{pad}    {pp_jaxpr(jx, names, indent + 4, inline_ok=True)}")
+            inner.append(f"{pad}  )")
+        else:
+            inner.append(f"{pad}  {k}={_pp_param(v)}")
     return "\n".join([f"{pad}{outs} = {eqn.primitive.name}["] + inner + [f"{pad}] {args}"])
 
 
+def _is_jaxpr_tuple(v):
+    return isinstance(v, tuple) and v and all(_is_jaxpr(j) for j in v)
+
+
 def _alias_inner(v, eqn, names):
-    # JAX prints an inner jaxpr with its binders named after the outer operands
+    # JAX prints a nested jit's jaxpr with its binders named after the outer operands
     # and results they stand for, which makes nested jaxprs readable.
     jx = v.jaxpr if isinstance(v, ClosedJaxpr) else v
     for inner, outer in zip(jx.invars, eqn.invars):
