@@ -180,6 +180,140 @@ _FRESH = textwrap.dedent("""
 """)
 
 
+# ---------------------------------------------------------------- autodiff, vmap, scan, pmap
+
+def mlp_loss(np_, params, x, y):
+    h = x
+    for W, b in params[:-1]:
+        h = np_.maximum(h @ W + b, 0.0)
+    W, b = params[-1]
+    logits = h @ W + b
+    m = np_.max(logits, axis=1, keepdims=True)
+    lse = np_.log(np_.sum(np_.exp(logits - m), axis=1, keepdims=True)) + m
+    return -np_.mean(np_.sum((logits - lse) * y, axis=1))
+
+
+def mlp_grad_numpy(params, x, y):
+    """Hand-written forward and backward pass of mlp_loss."""
+    acts, pre = [x], []
+    h = x
+    for W, b in params[:-1]:
+        z = h @ W + b
+        pre.append(z)
+        h = np.maximum(z, 0.0)
+        acts.append(h)
+    W, b = params[-1]
+    logits = h @ W + b
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    g = (p * y.sum(axis=1, keepdims=True) - y) / x.shape[0]
+    grads = []
+    for k in range(len(params) - 1, -1, -1):
+        W, b = params[k]
+        grads.append((acts[k].T @ g, g.sum(0)))
+        if k:
+            g = (g @ W.T) * (pre[k - 1] > 0)
+    return grads[::-1]
+
+
+def mlp_params(rng, sizes):
+    return [(rng.standard_normal((m, n)).astype(np.float32) * np.float32(np.sqrt(2 / m)),
+             np.zeros(n, np.float32)) for m, n in zip(sizes[:-1], sizes[1:])]
+
+
+def mlp_rows(rng):
+    params = mlp_params(rng, [784, 512, 512, 10])
+    x = rng.standard_normal((128, 784)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]
+    nj_params = numjax.tree_util.tree_map(jnp.asarray, params)
+    step = numjax.jit(numjax.grad(lambda p, a, b: mlp_loss(jnp, p, a, b)))
+    row = {"name": "MLP 784-512-512-10 b128 jit(grad(loss))",
+           "numjax": median_time(lambda: numjax.block_until_ready(step(nj_params, jnp.asarray(x), jnp.asarray(y)))),
+           "numpy": median_time(lambda: mlp_grad_numpy(params, x, y)), "numba": None, "jax": None}
+    if real_jax is not None:
+        jstep = real_jax.jit(real_jax.grad(lambda p, a, b: mlp_loss(real_jnp, p, a, b)))
+        jp = real_jax.tree_util.tree_map(real_jnp.asarray, params)
+        jx, jy = real_jnp.asarray(x), real_jnp.asarray(y)
+        row["jax"] = median_time(lambda: real_jax.block_until_ready(jstep(jp, jx, jy)))
+    return [row]
+
+
+def vmap_scan_rows(rng):
+    rows = []
+    mat = rng.standard_normal((150, 100)).astype(np.float32)
+    batch = rng.standard_normal((10, 100)).astype(np.float32)
+    f = numjax.jit(numjax.vmap(lambda v: jnp.dot(jnp.asarray(mat), v)))
+    row = {"name": "jit(vmap(apply_matrix)) 150x100, batch 10",
+           "numjax": median_time(lambda: f(jnp.asarray(batch)).block_until_ready()),
+           "numpy": median_time(lambda: np.dot(batch, mat.T)), "numba": None, "jax": None}
+    if real_jax is not None:
+        jm = real_jnp.asarray(mat)
+        g = real_jax.jit(real_jax.vmap(lambda v: real_jnp.dot(jm, v)))
+        jb = real_jnp.asarray(batch)
+        row["jax"] = median_time(lambda: g(jb).block_until_ready())
+    rows.append(row)
+    W = (rng.standard_normal((64, 64)) * 0.1).astype(np.float32)
+    U = (rng.standard_normal((64, 32)) * 0.1).astype(np.float32)
+    xs = rng.standard_normal((1000, 32)).astype(np.float32)
+
+    def rnn(np_, lax_, W, U, xs):
+        def step(h, x):
+            h = np_.tanh(W @ h + U @ x)
+            return h, h.sum()
+        return lax_.scan(step, np_.zeros(64, np_.float32), xs)
+
+    def rnn_numpy(W, U, xs):
+        h = np.zeros(64, np.float32)
+        ys = np.empty(len(xs), np.float32)
+        for t in range(len(xs)):
+            h = np.tanh(W @ h + U @ xs[t])
+            ys[t] = h.sum()
+        return h, ys
+    f = numjax.jit(lambda W, U, xs: rnn(jnp, numjax.lax, W, U, xs))
+    args = [jnp.asarray(a) for a in (W, U, xs)]
+    row = {"name": "scan RNN step, hidden 64, 1000 steps",
+           "numjax": median_time(lambda: numjax.block_until_ready(f(*args))),
+           "numpy": median_time(lambda: rnn_numpy(W, U, xs)), "numba": None, "jax": None}
+    if real_jax is not None:
+        g = real_jax.jit(lambda W, U, xs: rnn(real_jnp, real_jax.lax, W, U, xs))
+        jargs = [real_jnp.asarray(a) for a in (W, U, xs)]
+        row["jax"] = median_time(lambda: real_jax.block_until_ready(g(*jargs)))
+    rows.append(row)
+    return rows
+
+
+_PMAP = textwrap.dedent("""
+    import time, statistics, numpy as np, numjax, numjax.numpy as jnp
+    def work(x):
+        for _ in range(20):
+            x = jnp.sin(x) * 1.0001 + jnp.cos(x) * 0.5
+        return x.sum()
+    n = numjax.local_device_count()
+    xs = jnp.asarray(np.random.default_rng(0).standard_normal((2, 2_000_000)).astype(np.float32))
+    if n == 2:
+        f = numjax.pmap(work)
+        call = lambda: numjax.block_until_ready(f(xs))
+    else:
+        f = numjax.jit(work)
+        call = lambda: [numjax.block_until_ready(f(xs[i])) for i in range(2)]
+    call()
+    ts = []
+    for _ in range(5):
+        t = time.perf_counter(); call(); ts.append(time.perf_counter() - t)
+    print(statistics.median(ts))
+""")
+
+
+def pmap_rows():
+    times = {}
+    for n in (1, 2):
+        env = dict(os.environ, NUMJAX_NUM_CPU_DEVICES=str(n), NUMJAX_PARALLEL_THRESHOLD="0")
+        out = subprocess.run([sys.executable, "-c", _PMAP], env=env, capture_output=True, text=True, check=True)
+        times[n] = float(out.stdout.split()[-1])
+    return [{"name": "2 shards of a compute-bound fn: jit on 1 device (numpy col) vs pmap on 2",
+             "numjax": times[2], "numpy": times[1], "numba": None, "jax": None}]
+
+
 def fresh_process_rows():
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as cache:
@@ -191,6 +325,40 @@ def fresh_process_rows():
             {"name": "first jit(selu) call, fresh process, warm cache (after import)", "numjax": warm,
              "numpy": None, "numba": None, "jax": None},
             {"name": "import numjax", "numjax": cold[0], "numpy": None, "numba": None, "jax": None}]
+
+
+_FRESH_MLP = textwrap.dedent("""
+    import time, sys
+    sys.path.insert(0, %r)
+    t0 = time.perf_counter()
+    import numpy as np, numjax, numjax.numpy as jnp
+    from run import mlp_loss, mlp_params
+    t1 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    params = numjax.tree_util.tree_map(jnp.asarray, mlp_params(rng, [784, 512, 512, 10]))
+    x = jnp.asarray(rng.standard_normal((128, 784)).astype(np.float32))
+    y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)])
+    numjax.block_until_ready(numjax.jit(numjax.grad(lambda p, a, b: mlp_loss(jnp, p, a, b)))(params, x, y))
+    print(t1 - t0, time.perf_counter() - t1)
+""")
+
+
+def fresh_mlp_rows():
+    env = dict(os.environ)
+    script = _FRESH_MLP % os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as cache:
+        env["NUMJAX_CACHE_DIR"] = cache
+        cold = _run_script(script, env)[1]
+        warm = _run_script(script, env)[1]
+    return [{"name": "first jit(grad(MLP)) call, fresh process, cold cache (after import)", "numjax": cold,
+             "numpy": None, "numba": None, "jax": None},
+            {"name": "first jit(grad(MLP)) call, fresh process, warm cache (after import)", "numjax": warm,
+             "numpy": None, "numba": None, "jax": None}]
+
+
+def _run_script(script, env):
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    return [float(v) for v in out.stdout.split()[-2:]]
 
 
 def _run_fresh(env):
@@ -246,7 +414,8 @@ def main():
     if args.quick:
         REPEAT = 3
     rng = np.random.default_rng(0)
-    rows = elementwise_rows(rng) + overhead_rows() + [new_shape_row()] + fresh_process_rows()
+    rows = (elementwise_rows(rng) + overhead_rows() + [new_shape_row()] + mlp_rows(rng)
+            + vmap_scan_rows(rng) + pmap_rows() + fresh_process_rows() + fresh_mlp_rows())
     print(report(rows))
 
 

@@ -28,6 +28,13 @@ class Lowered:
     def __init__(self, source, fn_name, consts, out_avals, in_avals):
         self.source, self.fn_name, self.consts = source, fn_name, consts
         self.out_avals, self.in_avals = out_avals, in_avals
+        self.kernels = {}
+
+    @property
+    def text(self):
+        """Everything that runs: the region kernels, then the program that calls them."""
+        kernels = "".join(f"# ---- kernel {name}\n{src}\n" for name, src in sorted(self.kernels.items()))
+        return kernels + "# ---- program\n" + self.source
 
 
 def inline_jits(jaxpr):
@@ -59,13 +66,14 @@ def inline_jits(jaxpr):
 
 
 class Codegen:
-    def __init__(self, jaxpr, fn_name, parallel=False, scalar_io=False, subfns=None):
+    def __init__(self, jaxpr, fn_name, parallel=False, scalar_io=False, subfns=None, kernels=None):
         self.jaxpr = jaxpr
         self.fn_name = fn_name
         self.parallel = parallel
         # Sub-functions (loop bodies, branches) take and return rank-0 values as scalars.
         self.scalar_io = scalar_io
         self.subfns = subfns if subfns is not None else {}
+        self.kernels = kernels if kernels is not None else {}
         self.names = {}
         self.counter = itertools.count()
         self.lines = []
@@ -109,10 +117,21 @@ class Codegen:
             elif isinstance(item, fusion.Scalar):
                 self._scalar(item.eqn)
             else:
-                RegionCodegen(self, item).generate()
+                self._region(item)
         outs = [self._output(v) for v in jx.outvars]
         self.emit(f"return ({''.join(o + ', ' for o in outs)})")
         return "\n".join(self.lines) + "\n"
+
+    def _region(self, region):
+        """A region becomes a call of a content-addressed kernel, shared across programs."""
+        kg = KernelGen(region, self.parallel)
+        RegionCodegen(kg, region).generate()
+        name, src = kg.source()
+        self.kernels[name] = src
+        outs = [self.name(v) for v in kg.outputs]
+        args = [self.dim(d) for d in kg.dims] + [self.name(v) for v in kg.inputs]
+        target = ", ".join(outs) + ("," if len(outs) == 1 else "")
+        self.emit(f"{target} = {name}({', '.join(args)})")
 
     def subfunction(self, jaxpr):
         """Name of a generated function computing ``jaxpr`` (a loop body or a branch)."""
@@ -120,7 +139,8 @@ class Codegen:
         if key not in self.subfns:
             name = f"{self.fn_name.removesuffix('_par')}_s{len(self.subfns)}"
             self.subfns[key] = (name, None, jaxpr)   # reserve the name before recursing
-            src = Codegen(inline_jits(jaxpr), name, scalar_io=True, subfns=self.subfns).generate()
+            src = Codegen(inline_jits(jaxpr), name, scalar_io=True, subfns=self.subfns,
+                          kernels=self.kernels).generate()
             self.subfns[key] = (name, "@numba.njit(cache=True, nogil=True)\n" + src, jaxpr)
         return self.subfns[key][0]
 
@@ -146,6 +166,56 @@ class Codegen:
             raise NotImplementedError(f"no CPU lowering for primitive {eqn.primitive.name}")
         for line in rule(self, eqn):
             self.emit(line)
+
+
+class KernelGen:
+    """The naming context of one region kernel: canonical names, so equal regions give equal
+    source (and one compile) whatever program they come from; sizes arrive as arguments."""
+
+    def __init__(self, region, parallel):
+        self.region, self.parallel = region, parallel
+        self.outputs = list(region.materialize) + [
+            v for e in region.eqns if e.primitive.name in fusion.REDUCTIONS for v in e.outvars]
+        self.out_names = {v: f"o{k}" for k, v in enumerate(self.outputs)}
+        self.inputs, self.in_names = [], {}
+        self.dims, self.dim_names = [], {}
+        self.counter = itertools.count()
+        self.lines = []
+
+    def name(self, v):
+        if type(v) is Literal:
+            return scalar.literal(v.val, v.aval.dtype)
+        if v in self.out_names:
+            return self.out_names[v]
+        if v not in self.in_names:
+            self.in_names[v] = f"x{len(self.inputs)}"
+            self.inputs.append(v)
+        return self.in_names[v]
+
+    def tmp(self, prefix="t"):
+        return f"{prefix}{next(self.counter)}"
+
+    def dim(self, size):
+        if size not in self.dim_names:
+            self.dim_names[size] = f"d{len(self.dims)}"
+            self.dims.append(size)
+        return self.dim_names[size]
+
+    def shape_src(self, shape):
+        return "(" + "".join(f"{self.dim(s)}, " for s in shape) + ")"
+
+    def emit(self, line, depth=1):
+        self.lines.append("    " * depth + line)
+
+    def source(self):
+        params = [self.dim_names[d] for d in self.dims] + [self.in_names[v] for v in self.inputs]
+        outs = [self.out_names[v] for v in self.outputs]
+        body = "\n".join(self.lines)
+        deco = "@numba.njit(cache=True, nogil=True" + (", parallel=True)" if "prange" in body else ")")
+        text = (f"{deco}\ndef KERNEL({', '.join(params)}):\n{body}\n"
+                f"    return ({''.join(o + ', ' for o in outs)})\n")
+        name = "k_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+        return name, text.replace("def KERNEL(", f"def {name}(")
 
 
 class RegionCodegen:
@@ -427,6 +497,18 @@ except ImportError:
     vm = None
 from numjax.lowering import scalar_helpers as sh
 from numjax.lowering import kernels as kn
+from numjax.lowering.compile import kernel_registry
+"""
+
+
+_KERNEL_IMPORT_MARK = "from numjax.lowering.compile import kernel_registry\n"
+_KERNEL_HEADER = """\
+# A fused region kernel generated by numjax (content-addressed: shared by every program using it).
+import math
+import numba
+import numpy as np
+from numjax.lowering import vmath as vm
+from numjax.lowering import scalar_helpers as sh
 
 """
 
@@ -435,16 +517,37 @@ def lower_jaxpr(closed, name="fn"):
     """Source with a serial function and a parallel twin (prange outer loops) for large inputs."""
     jaxpr = inline_jits(closed.jaxpr)
     fn_name = "numjax_" + "".join(c if c.isalnum() else "_" for c in name)
-    subfns = {}
-    serial = Codegen(jaxpr, fn_name, subfns=subfns).generate()
+    subfns, kernels = {}, {}
+    serial = Codegen(jaxpr, fn_name, subfns=subfns, kernels=kernels).generate()
     subs = "".join(src + "\n\n" for _, src, _ in subfns.values())
     source = _HEADER + subs + "@numba.njit(cache=True, nogil=True)\n" + serial
     # Programs with matmuls already run BLAS threads; a parallel twin would oversubscribe.
     has_blas = any(e.primitive.name == "dot_general" for e in jaxpr.eqns)
-    if not has_blas and "prange" in (parallel := Codegen(jaxpr, fn_name + "_par", parallel=True,
-                                                          subfns=subfns).generate()):
-        source += "\n\n@numba.njit(cache=True, nogil=True, parallel=True)\n" + parallel
-    return Lowered(source, fn_name, closed.consts, closed.out_avals, closed.in_avals)
+    if not has_blas:
+        par_kernels = {}
+        parallel = Codegen(jaxpr, fn_name + "_par", parallel=True, subfns=subfns,
+                           kernels=par_kernels).generate()
+        if any("prange" in k for k in par_kernels.values()):
+            kernels.update(par_kernels)
+            # The twin only calls kernels; prange lives in them.
+            source += "\n\n@numba.njit(cache=True, nogil=True)\n" + parallel
+    refs = "".join(f"{name} = kernel_registry[{name!r}]\n" for name in sorted(kernels))
+    source = source.replace(_KERNEL_IMPORT_MARK, _KERNEL_IMPORT_MARK + refs)
+    lowered = Lowered(source, fn_name, closed.consts, closed.out_avals, closed.in_avals)
+    lowered.kernels = kernels
+    return lowered
+
+
+def load_kernels(kernels):
+    """Compile (or load from the disk cache) each kernel once per process."""
+    from . import diskcache
+    for name, src in kernels.items():
+        if name not in kernel_registry:
+            module = diskcache.load_module(_KERNEL_HEADER + src, "kernel")
+            kernel_registry[name] = getattr(module, name)
+
+
+kernel_registry = {}
 
 
 def compile_jaxpr(closed, name="fn"):
@@ -459,19 +562,21 @@ def compile_jaxpr(closed, name="fn"):
 class Executable:
     def __init__(self, lowered):
         self.lowered = lowered
-        self.source = lowered.source
+        self.source = lowered.text
         self._fn = None
         self._par = None
-        self._has_par = "prange" in lowered.source
+        self._has_par = f"def {lowered.fn_name}_par(" in lowered.source
         self._consts = [_c_contiguous(getattr(c, "_value", c)) for c in lowered.consts]
         self._out = [(a.weak_type, a.dtype) for a in lowered.out_avals]
 
     def _module(self):
-        key = hashlib.sha256(self.source.encode()).hexdigest()
+        program = self.lowered.source
+        key = hashlib.sha256(program.encode()).hexdigest()
         module = _compile_cache.get(key)
         if module is None:
+            load_kernels(self.lowered.kernels)
             from . import diskcache
-            module = _compile_cache[key] = diskcache.load_module(self.source, "prog")
+            module = _compile_cache[key] = diskcache.load_module(program, "prog")
         return module
 
     def ensure_compiled(self):

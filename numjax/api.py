@@ -354,7 +354,7 @@ class Lowered:
         self._lowered = lowering_compile.lower_jaxpr(entry.closed, jitted.__name__)
 
     def as_text(self):
-        return self._lowered.source
+        return self._lowered.text
 
     def compile(self):
         if self._entry.executable is None:
