@@ -491,10 +491,7 @@ _HEADER = """\
 import math
 import numba
 import numpy as np
-try:
-    from numjax.lowering import vmath as vm
-except ImportError:
-    vm = None
+from numjax.lowering import vmath_calls as vm
 from numjax.lowering import scalar_helpers as sh
 from numjax.lowering import kernels as kn
 from numjax.lowering.compile import kernel_registry
@@ -507,7 +504,7 @@ _KERNEL_HEADER = """\
 import math
 import numba
 import numpy as np
-from numjax.lowering import vmath as vm
+from numjax.lowering import vmath_calls as vm
 from numjax.lowering import scalar_helpers as sh
 
 """

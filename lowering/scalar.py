@@ -7,10 +7,7 @@ int64) and float64 literals never leak into the result type.
 """
 import numpy as np
 
-try:
-    from . import vmath as _vmath
-except ImportError:  # vmath is optional: numpy's libm calls are the fallback
-    _vmath = None
+from . import vmath as _vmath
 
 _VMATH_FUNCS = {"exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "erf", "pow"}
 
@@ -37,7 +34,7 @@ def literal(val, dtype):
 def _vm(name, dtype):
     """vmath's vectorizable version when it has one for this dtype, else numpy's libm call."""
     suffix = {np.dtype(np.float32): "_f32", np.dtype(np.float64): "_f64"}.get(np.dtype(dtype))
-    if suffix and name in _VMATH_FUNCS and _vmath is not None and hasattr(_vmath, name + suffix):
+    if suffix and name in _VMATH_FUNCS and hasattr(_vmath, name + suffix):
         return f"vm.{name}{suffix}"
     return None
 
