@@ -229,3 +229,14 @@ def test_second_process_hits_disk_cache(tmp_path):
     hits2, misses2 = map(int, second.stdout.split())
     assert misses1 == 1 and hits1 == 0
     assert hits2 == 1 and misses2 == 0
+
+
+def test_equal_regions_share_one_kernel_across_programs():
+    f = jax.jit(lambda x, b: jnp.maximum(x + b, 0.0))
+    g = jax.jit(lambda x, b, w: jnp.maximum(x + b, 0.0) @ w)
+    x, b, w = jnp.ones((4, 3)), jnp.ones(3), jnp.ones((3, 2))
+    kernels_f = {k.split("\n")[0] for k in f.lower(x, b).as_text().split("# ---- kernel ")[1:]}
+    kernels_g = {k.split("\n")[0] for k in g.lower(jnp.ones((7, 5)), jnp.ones(5), jnp.ones((5, 2)))
+                 .as_text().split("# ---- kernel ")[1:]}
+    assert kernels_f & kernels_g, (kernels_f, kernels_g)
+    np.testing.assert_allclose(np.asarray(g(x, b, w)), np.full((4, 2), 6.0))
