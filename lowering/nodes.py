@@ -62,6 +62,12 @@ def _dot_general(gen, eqn):
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     lhs, rhs = eqn.invars
     out = eqn.outvars[0]
+    if lhs.aval.shape == () or rhs.aval.shape == ():
+        # No contraction with a scalar: a scaled copy of the other operand.
+        cast = scalar.np_type(out.aval.dtype)
+        if out.aval.shape == ():
+            return [f"{gen.name(out)} = {cast}({gen.name(lhs)} * {gen.name(rhs)})"]
+        return [f"{gen.name(out)} = ({gen.name(lhs)} * {gen.name(rhs)}).astype({cast})"]
     ln, rn = lhs.aval.ndim, rhs.aval.ndim
     lfree = [i for i in range(ln) if i not in lc and i not in lb]
     rfree = [i for i in range(rn) if i not in rc and i not in rb]

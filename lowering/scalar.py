@@ -55,11 +55,19 @@ def _call(helper):
 
 
 def _integer_pow(args, in_dtypes, out_dtype, params):
+    # Square-and-multiply in XLA's order, so results round exactly as JAX's do.
     y, x = params["y"], args[0]
     if y == 0:
         return literal(1, out_dtype)
-    body = " * ".join([x] * abs(y)) if abs(y) <= 4 else f"sh.ipow({x}, {abs(y)})"
-    return f"({literal(1, out_dtype)} / ({body}))" if y < 0 else f"({body})"
+    cast = np_type(out_dtype)
+    acc, base, n = None, x, abs(y)
+    while n:
+        if n & 1:
+            acc = base if acc is None else f"{cast}({acc} * {base})"
+        n >>= 1
+        if n:
+            base = f"{cast}({base} * {base})"
+    return f"({literal(1, out_dtype)} / {acc})" if y < 0 else f"({acc})"
 
 
 def _convert(args, in_dtypes, out_dtype, params):
