@@ -86,6 +86,8 @@ def linearize(fun, *primals, has_aux=False):
         if t_tree != p_tree:
             raise TypeError(f"linearized function called on tangent values inconsistent with the "
                             f"original primal values: got {t_tree} for primal {p_tree}")
+        t_leaves = [_cast_ct(_leaf(t), ad._tangent_aval(core.get_aval(_leaf(p))))
+                    for t, p in zip(t_leaves, p_leaves)]
         t_outs = eval_jaxpr(jaxpr, residuals, *t_leaves)
         return tree_util.tree_unflatten(out_tree[0], t_outs)
     po = tree_util.tree_unflatten(out_tree[0], outs)
@@ -113,8 +115,10 @@ class VJPFunction:
             c = _leaf(c)
             ca = core.get_aval(c)
             if ca.shape != aval.shape:
-                raise ValueError(f"Shape of cotangent input to vjp pullback function {ca.shape} must be "
-                                 f"the same as the shape of corresponding primal input {aval.shape}.")
+                raise ValueError("unexpected JAX type (e.g. shape/dtype) for argument to VJP function: "
+                                 f"got {ca.str_short()}, but expected {aval.str_short()} because the "
+                                 "corresponding output of the differentiated function had JAX type "
+                                 f"{aval.str_short()}")
             vals.append(c)
         cts_in = ad.backward_pass(self.jaxpr, self.residuals, vals)
         cts_in = [ad.instantiate(c) if type(c) is ad.Zero else c for c in cts_in]
@@ -123,11 +127,14 @@ class VJPFunction:
 
 
 def _cast_ct(ct, aval):
+    # A cotangent has its primal's dtype and weak type (JAX's grad of a Python-float argument
+    # is weakly typed).
     from . import lax
     if aval.dtype.kind not in "fc":
         return ct
-    if core.get_aval(ct).dtype != aval.dtype:
-        return lax.convert_element_type(ct, aval.dtype)
+    ct_aval = core.get_aval(ct)
+    if ct_aval.dtype != aval.dtype or ct_aval.weak_type != aval.weak_type:
+        return lax._convert_element_type(ct, aval.dtype, aval.weak_type)
     return ct
 
 
@@ -235,7 +242,12 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         d_leaves, d_tree = tree_util.tree_flatten(dyn)
         d_leaves = [_leaf(x) for x in d_leaves]
         for leaf in d_leaves:
-            _check_input_dtype(leaf, False, "jacfwd")
+            dt = core.get_aval(leaf).dtype
+            if dt.kind != "f" and not (holomorphic and dt.kind == "c"):
+                raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+                                f"np.floating), but got {dt.name}. For holomorphic differentiation, pass "
+                                "holomorphic=True. For differentiation of non-holomorphic functions "
+                                "involving complex inputs or integer inputs, use jax.jvp directly.")
 
         def f_flat(*leaves):
             full = list(args)

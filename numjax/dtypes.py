@@ -101,6 +101,14 @@ def _node(dtype, weak):
 
 @functools.lru_cache(maxsize=4096)
 def _promote(pairs, x64):
+    dts = {d for d, _ in pairs}
+    weaks = [w for _, w in pairs]
+    if len(dts) == 1 and not all(weaks):
+        return canonicalize_dtype(pairs[0][0]), False
+    if all(weaks):
+        # As JAX's lattice_result_type: all-weak operands promote by their strong
+        # counterparts and stay weak, so a (non-canonical) weak int8 stays int8.
+        return canonicalize_dtype(_least_upper_bound(list(dts))), True
     node = _least_upper_bound([_node(d, w) for d, w in pairs])
     if isinstance(node, str):
         return canonicalize_dtype(_weak_default(node)), True

@@ -21,7 +21,16 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     cache = {}
 
     @functools.wraps(fun)
-    def pmapped(*args):
+    def pmapped(*args, **kwargs):
+        if kwargs:
+            # Keyword arguments are mapped along axis 0 (as in JAX): pass them positionally.
+            names = list(kwargs)
+            n_pos = len(args)
+            pos_axes = tuple(in_axes) if isinstance(in_axes, tuple) else (in_axes,) * n_pos
+            k_axes = pos_axes + (0,) * len(names)
+            return pmap(lambda *a: fun(*a[:n_pos], **dict(zip(names, a[n_pos:]))), axis_name,
+                        in_axes=k_axes, out_axes=out_axes, static_broadcasted_argnums=static, devices=devices,
+                        backend=backend, axis_size=axis_size)(*args, *kwargs.values())
         n_dev = len(devices) if devices is not None else len(local_devices())
         dyn = tuple(a for i, a in enumerate(args) if i not in static)
         axes = in_axes
@@ -30,6 +39,11 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         if not isinstance(axes, tuple):
             axes = (axes,) * len(dyn)
         leaves, in_tree = tree_util.tree_flatten(dyn)
+        if not core._no_trace_active():
+            # Under jit/grad/vmap (arguments or closed-over values may be tracers): pmap means vmap
+            # with the named axis (devices only change where the shards run), so the enclosing
+            # transformation sees ordinary batched code.
+            return _pmap_as_vmap(fun, args, static, axes, dyn, n_dev, axis_name, out_axes)
         leaves = [_leaf(x) for x in leaves]
         specs = _broadcast_prefix(axes, dyn, "in_axes")
         sizes = {core.get_aval(x).shape[d % core.get_aval(x).ndim] for x, d in zip(leaves, specs) if d is not None}
@@ -59,6 +73,22 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     return pmapped
 
 
+def _pmap_as_vmap(fun, args, static, axes, dyn, n_dev, axis_name, out_axes):
+    from .vmap_api import vmap
+    leaves = tree_util.tree_leaves(dyn)
+    specs = _broadcast_prefix(axes, dyn, "in_axes")
+    sizes = {core.get_aval(x).shape[d % core.get_aval(x).ndim] for x, d in zip(leaves, specs) if d is not None}
+    if len(sizes) == 1 and next(iter(sizes)) > n_dev:
+        size = sizes.pop()
+        raise ValueError(f"compiling computation that requires {size} logical devices, but only "
+                         f"{n_dev} XLA devices are available (num_replicas={size})")
+
+    def per_shard(*dyn_args):
+        it = iter(dyn_args)
+        return fun(*[args[i] if i in static else next(it) for i in range(len(args))])
+    return vmap(per_shard, in_axes=axes, out_axes=out_axes, axis_name=axis_name)(*dyn)
+
+
 def _trace(fun, args, static, in_tree, shard_avals, axis_name, size):
     out_tree = []
 
@@ -69,13 +99,17 @@ def _trace(fun, args, static, in_tree, shard_avals, axis_name, size):
         leaves, tree = tree_util.tree_flatten(out)
         out_tree.append(tree)
         return [_leaf(o) for o in leaves]
+    from .lax.control_flow import _inline_nested_jits
     parallel.pmap_axis_env.append((axis_name, size))
     try:
         closed = pe.trace_to_jaxpr(flat, shard_avals)
+        # Nested jits are spliced in (collectives inside them become segment boundaries), each
+        # call re-traced with fresh variables: a helper jitted once and called twice has two
+        # independent copies (lowering.compile.inline_jits reuses the cached jaxpr's variables).
+        closed = _inline_nested_jits(closed, shard_avals)
     finally:
         parallel.pmap_axis_env.pop()
-    from .lowering.compile import inline_jits
-    return inline_jits(closed.jaxpr), closed.consts, out_tree[0]
+    return closed.jaxpr, closed.consts, out_tree[0]
 
 
 def _take(x, d, i):

@@ -36,7 +36,12 @@ def _random_leaf(x, rng):
 
 
 def _axpy(a, x, y):
-    return tree_util.tree_map(lambda u, v: np.asarray(v) + a * np.asarray(u).astype(np.asarray(v).dtype), x, y)
+    def leaf(u, v):
+        v = np.asarray(v)
+        if v.dtype.kind not in "fc":
+            return v          # integer/bool inputs are not perturbed (their tangents are zero)
+        return (v + a * np.asarray(u).astype(v.dtype)).astype(v.dtype)
+    return tree_util.tree_map(leaf, x, y)
 
 
 def _numerical_jvp(f, args, tangents, eps):

@@ -14,6 +14,7 @@ def _broadcast_prefix(prefix, tree, what):
     """One axis spec per leaf of ``tree``, from a pytree-prefix spec (``None`` is a leaf here)."""
     p_leaves, p_tree = tree_util.tree_flatten(prefix, is_leaf=lambda x: x is None)
     try:
+        _check_prefix(p_tree, tree)
         subtrees = tree_util._flatten_up_to(p_tree, tree)
     except ValueError as err:
         raise ValueError(f"vmap {what} specification must be a tree prefix of the corresponding value, "
@@ -22,6 +23,35 @@ def _broadcast_prefix(prefix, tree, what):
     for spec, sub in zip(p_leaves, subtrees):
         out.extend([spec] * len(tree_util.tree_leaves(sub)))
     return out
+
+
+def _check_prefix(treedef, tree):
+    """``treedef`` is a prefix of ``tree``: same node types *and* node metadata (dict keys)."""
+    if treedef.node is None:
+        return
+    nt = tree_util._node_type(tree)
+    if nt is None or nt.from_iter is not treedef.node.from_iter:
+        raise ValueError(f"node type mismatch: expected {treedef}, got {tree!r}")
+    children, aux = nt.to_iter(tree)
+    if tree_util._hashable(aux) != tree_util._hashable(treedef.aux) or len(children) != len(treedef.children):
+        raise ValueError(f"node metadata mismatch: {treedef.aux!r} != {aux!r}")
+    for c, sub in zip(children, treedef.children):
+        _check_prefix(sub, c)
+
+
+def _leaf_paths(tree):
+    """JAX-style key strings (``['a'][0]``) of the leaves of ``tree``, in flattening order."""
+    nt = tree_util._node_type(tree)
+    if nt is None:
+        return [""]
+    children, aux = nt.to_iter(tree)
+    if isinstance(tree, dict):
+        keys = [f"[{k!r}]" for k in aux]
+    elif isinstance(tree, tuple) and hasattr(tree, "_fields"):
+        keys = [f".{k}" for k in tree._fields]
+    else:
+        keys = [f"[{i}]" for i in range(len(children))]
+    return [k + p for k, c in zip(keys, children) for p in _leaf_paths(c)]
 
 
 def _check_axis_spec(spec, what):
@@ -51,7 +81,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                  + [0] * len(tree_util.tree_leaves(kwargs)))
         leaves = [_leaf(x) for x in leaves]
         dims = [_normalize_in_axis(d, x) for d, x in zip(specs, leaves)]
-        size = _axis_size(fun, args, leaves, dims, axis_size)
+        size = _axis_size(fun, args, kwargs, leaves, specs, dims, axis_size)
         out_tree_box = []
 
         def flat_fun(*flat):
@@ -64,6 +94,11 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         outs, out_dims = batching.batch_flat(flat_fun, size, axis_name, leaves, dims)
         out_struct, out_tree = out_tree_box[0]
         out_specs = _broadcast_prefix(out_axes, out_struct, "out_axes")
+        for k, (d, s) in enumerate(zip(out_dims, out_specs)):
+            if s is None and d is not batching.not_mapped:
+                path = _leaf_paths(tree_util.tree_unflatten(out_tree, range(len(outs))))[k]
+                raise ValueError(f"at vmap out_axes{path}, got axis spec None but output was batched on "
+                                 f"axis {d}")
         outs = [batching.matchaxis(o, d, _normalize_out_axis(s, o, d), size)
                 for o, d, s in zip(outs, out_dims, out_specs)]
         return tree_util.tree_unflatten(out_tree, outs)
@@ -90,25 +125,62 @@ def _normalize_out_axis(spec, out, dim):
     return spec % nd
 
 
-def _axis_size(fun, args, leaves, dims, axis_size):
-    sizes = {core.get_aval(x).shape[d] for x, d in zip(leaves, dims) if d is not None}
+def _axis_size(fun, args, kwargs, leaves, specs, dims, axis_size):
+    """The mapped size, or JAX's errors when there is none or sizes disagree."""
+    if not leaves:
+        if axis_size is not None:
+            return axis_size
+        raise ValueError("vmap wrapped function must be passed at least one argument containing an array or "
+                         f"axis_size must be specified, got empty *args={args} and **kwargs={kwargs}")
+    mapped = [None if d is None else core.get_aval(x).shape[d] for x, d in zip(leaves, dims)]
+    sizes = {m for m in mapped if m is not None}
     if axis_size is not None:
         sizes.add(axis_size)
+    if len(sizes) == 1:
+        return sizes.pop()
     if not sizes:
-        raise ValueError("vmap must have at least one non-None value in in_axes")
-    if len(sizes) > 1:
-        from .interpreters.partial_eval import arg_names_of
-        names = arg_names_of(fun, len(args))
-        lines = []
-        arg_of_leaf = []
-        for i, a in enumerate(args):
-            arg_of_leaf.extend([names[i] if i < len(names) else f"args[{i}]"] * len(tree_util.tree_leaves(a)))
-        for k, (x, d) in enumerate(zip(leaves, dims)):
-            if d is None:
-                continue
-            aval = core.get_aval(x)
-            name = arg_of_leaf[k] if k < len(arg_of_leaf) else "kwargs"
-            lines.append(f"  * one axis had size {aval.shape[d]}: axis {d} of argument {name} of type "
-                         f"{aval.str_short(True).replace('f32', 'float32').replace('i32', 'int32')}")
-        raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" + ";\n".join(lines))
-    return sizes.pop()
+        raise ValueError("vmap must have at least one non-None value in in_axes or axis_size must be "
+                         "specified")
+    import collections
+    import inspect
+    try:
+        params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
+    except (TypeError, ValueError):
+        params = None
+
+    def arg_name(i, path):
+        if params is None or i >= len(params):
+            return f"args[{i}]{path}"
+        return f"argument {params[i]}{path}"
+    where = [f"{arg_name(i, p)}" for i, a in enumerate(args) for p in _leaf_paths(a)]
+    where += [f"kwargs{p}" for p in _leaf_paths(kwargs)]
+    where = [f"{w} of type {core.get_aval(x).str_short()}" for w, x in zip(where, leaves)]
+    counts = collections.Counter(m for m in mapped if m is not None).most_common()
+
+    def first(sz):
+        return mapped.index(sz)
+    lines = [] if axis_size is None else [f"  * the `axis_size` argument was {axis_size};\n"]
+    for k, (sz, ct) in enumerate(counts):
+        i = first(sz)
+        if ct == 1:
+            lines.append(f"  * one axis had size {sz}: axis {specs[i]} of {where[i]};\n")
+        else:
+            lead = "most" if k == 0 else "some"
+            lines.append(f"  * {lead} axes ({ct} of them) had size {sz}, e.g. axis {specs[i]} of {where[i]};\n")
+    raise ValueError(("vmap got inconsistent sizes for array axes to be mapped:\n" + "".join(lines))[:-2])
+
+
+# A nested jit met under vmap (a jit equation inside a jaxpr that is being batched, e.g. by
+# a control-flow batching rule) is batched by running its jaxpr under this vmap.
+def _jit_batch_rule(vals, dims, *, axis_data, jaxpr, name):
+    from .jaxpr import eval_jaxpr
+    return batching.batch_flat(lambda *xs: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *xs),
+                               axis_data.size, axis_data.name, vals, dims)
+
+
+def _register_jit_batch_rule():
+    from .dispatch import jit_p
+    batching.batch_rules[jit_p] = batching.needs_axis(_jit_batch_rule)
+
+
+_register_jit_batch_rule()

@@ -43,3 +43,9 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=_NO_JAX_REASON))
         if not run_slow and item.get_closest_marker("slow") is not None:
             item.add_marker(skip_slow)
+
+
+def pytest_configure(config):
+    # Marker used by tests/test_ops.py (jit vs eager over the shared op table).
+    config.addinivalue_line(
+        "markers", "jit: compiles through jax.jit (the Numba lowering); deselect with -m 'not jit'")

@@ -5,10 +5,15 @@ collectives appear as equations). The jaxpr is cut at each collective into
 segments; each segment is compiled like a jit program (Numba, ``nogil``), and
 all shards run a segment concurrently on a thread pool, which is where the
 parallel speed-up comes from. Between segments the collective is computed
-across the shards' values. Collectives inside control-flow bodies are not
-supported (they would need synchronisation inside compiled loops).
+across the shards' values. A control-flow equation whose body holds a
+collective (``scan``/``while``/``cond``) is driven from Python instead, in
+lockstep across the shards: each iteration (or the chosen branch) runs this
+same segment/collective interpreter on the body. Loops must then run the
+same number of iterations, and conds take the same branch, on every device
+(JAX would deadlock otherwise; numjax raises).
 """
 import concurrent.futures
+import weakref
 
 import numpy as np
 
@@ -42,11 +47,49 @@ def _val(x):
     return x._value if isinstance(x, Array) else np.asarray(x)
 
 
+_CONTROL_FLOW = ("cond", "while", "scan")
+
+
+def _sub_jaxprs(eqn):
+    p, name = eqn.params, eqn.primitive.name
+    if name == "cond":
+        return list(p["branches"])
+    if name == "while":
+        return [p["cond_jaxpr"], p["body_jaxpr"]]
+    if name == "scan":
+        return [p["jaxpr"]]
+    if name == "jit":
+        return [p["jaxpr"].jaxpr]
+    return []
+
+
+def _has_collective(jaxpr):
+    return any(e.primitive in parallel.COLLECTIVES or any(_has_collective(j) for j in _sub_jaxprs(e))
+               for e in jaxpr.eqns)
+
+
+def _is_boundary(eqn):
+    """Equations the pmap runtime performs itself, between compiled segments."""
+    return eqn.primitive in parallel.COLLECTIVES or (
+        eqn.primitive.name in _CONTROL_FLOW and any(_has_collective(j) for j in _sub_jaxprs(eqn)))
+
+
+_plans = weakref.WeakKeyDictionary()
+
+
+def plan_for(jaxpr):
+    """``split(jaxpr)``, computed once per jaxpr (its segments then compile once)."""
+    plan = _plans.get(jaxpr)
+    if plan is None:
+        plan = _plans[jaxpr] = split(jaxpr)
+    return plan
+
+
 def split(jaxpr):
-    """Alternating list of Segment and collective equations, in program order."""
+    """Alternating list of Segment and collective (or collective-holding) equations, in program order."""
     plan, current = [], []
     for eqn in jaxpr.eqns:
-        if eqn.primitive in parallel.COLLECTIVES:
+        if _is_boundary(eqn):
             if current:
                 plan.append(current)
             plan.append(eqn)
@@ -92,14 +135,78 @@ def run(jaxpr, consts, shard_args, axis_name):
     for env, args in zip(envs, shard_args):
         env.update(zip(jaxpr.invars, args))
     pool = _pool(n)
-    for item in split(jaxpr):
+    for item in plan_for(jaxpr):
         if isinstance(item, Segment):
             results = list(pool.map(item.run, envs)) if n > 1 else [item.run(envs[0])]
             for env, outs in zip(envs, results):
                 env.update(zip(item.outvars, outs))
-        else:
+        elif item.primitive in parallel.COLLECTIVES:
             _collective(item, envs, axis_name)
+        else:
+            _control_flow(item, envs, axis_name)
     return [[_literal_value(v) if type(v) is Literal else env[v] for v in jaxpr.outvars] for env in envs]
+
+
+# ---------------------------------------------------------------- control flow holding collectives
+
+def _read(env, v):
+    return _literal_value(v) if type(v) is Literal else env[v]
+
+
+def _control_flow(eqn, envs, axis_name):
+    ins = [[_read(env, v) for v in eqn.invars] for env in envs]
+    rule = {"scan": _scan, "while": _while, "cond": _cond}[eqn.primitive.name]
+    outs = rule(eqn.params, ins, axis_name)
+    for env, o in zip(envs, outs):
+        env.update(zip(eqn.outvars, o))
+
+
+def _scan(p, ins, axis_name):
+    nc, nk, length, body = p["num_consts"], p["num_carry"], p["length"], p["jaxpr"]
+    consts = [a[:nc] for a in ins]
+    carry = [list(a[nc:nc + nk]) for a in ins]
+    xs = [[_val(x) for x in a[nc + nk:]] for a in ins]
+    ys = [[] for _ in ins]
+    for t in (range(length - 1, -1, -1) if p["reverse"] else range(length)):
+        args = [list(c) + cr + [Array(np.array(x[t]), False) for x in xx] for c, cr, xx in zip(consts, carry, xs)]
+        outs = run(body, [], args, axis_name)
+        for s, o in enumerate(outs):
+            carry[s] = list(o[:nk])
+            ys[s].append(o[nk:])
+    y_avals = [v.aval for v in body.outvars[nk:]]
+    out = []
+    for s in range(len(ins)):
+        steps = ys[s][::-1] if p["reverse"] else ys[s]
+        stacked = [Array(np.stack([_val(y[k]) for y in steps]) if steps else np.zeros((0,) + a.shape, a.dtype),
+                         a.weak_type) for k, a in enumerate(y_avals)]
+        out.append(carry[s] + stacked)
+    return out
+
+
+def _while(p, ins, axis_name):
+    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    cconsts, bconsts = [a[:nc] for a in ins], [a[nc:nc + nb] for a in ins]
+    carry = [list(a[nc + nb:]) for a in ins]
+    while True:
+        preds = [bool(_val(o[0])) for o in run(p["cond_jaxpr"], [], [list(c) + cr for c, cr in zip(cconsts, carry)],
+                                               axis_name)]
+        if not any(preds):
+            return carry
+        if not all(preds):
+            raise NotImplementedError(
+                "pmap: a while_loop (or fori_loop) holding a collective must run the same number of "
+                "iterations on every device, but its predicate differs across devices")
+        carry = [list(o) for o in run(p["body_jaxpr"], [], [list(b) + cr for b, cr in zip(bconsts, carry)],
+                                      axis_name)]
+
+
+def _cond(p, ins, axis_name):
+    branches = p["branches"]
+    idx = {int(np.clip(int(_val(a[0])), 0, len(branches) - 1)) for a in ins}
+    if len(idx) > 1:
+        raise NotImplementedError("pmap: a cond/switch whose branches hold a collective must take the same "
+                                  "branch on every device")
+    return run(branches[idx.pop()], [], [list(a[1:]) for a in ins], axis_name)
 
 
 def _collective(eqn, envs, axis_name):

@@ -13,3 +13,13 @@ from .linalg import dot, dot_general  # noqa: F401
 from .elementwise import stop_gradient  # noqa: F401
 from .control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,A004
 from .parallel import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum  # noqa: F401
+
+
+def _check_eager_applications():
+    from . import _base, elementwise, indexing, linalg, reductions, shape
+    from ..core import Primitive
+    _base.check_eagerly(*(v for m in (elementwise, shape, reductions, indexing, linalg)
+                          for v in vars(m).values() if isinstance(v, Primitive)))
+
+
+_check_eager_applications()

@@ -13,6 +13,46 @@ def make_primitive(name, impl, abstract_eval, multiple_results=False):
     return prim
 
 
+def check_eagerly(*prims):
+    """Eager applications of these primitives run their abstract-eval rule before the numpy
+    implementation, as JAX type-checks every op: eager errors are then JAX's (``add got
+    incompatible shapes for broadcasting``) rather than numpy's.  Signatures that passed
+    are remembered, so a repeated eager op pays one dict lookup."""
+    for prim in prims:
+        impl, rule = core.impl_rules[prim], core.abstract_eval_rules[prim]
+        if getattr(impl, "_checked", False):
+            continue
+
+        def checked(*args, _impl=impl, _rule=rule, _prim=prim, **params):
+            try:
+                key = (_prim, tuple([_sig(a) for a in args]), tuple(params.items()))
+                ok = key in _CHECKED
+            except (TypeError, AttributeError):   # unhashable params, or an operand without a cheap key
+                key, ok = None, False
+            if not ok:
+                _rule(*[core.get_aval(a) for a in args], **params)
+                if key is not None:
+                    if len(_CHECKED) > 100_000:
+                        _CHECKED.clear()
+                    _CHECKED.add(key)
+            return _impl(*args, **params)
+        checked._checked = True
+        core.impl_rules[prim] = checked
+
+
+_CHECKED = set()
+_SCALARS = (int, float, complex, bool)
+
+
+def _sig(a):
+    t = type(a)
+    if t is Array:
+        return a._value.shape, a._value.dtype
+    if t in _SCALARS:
+        return t
+    raise TypeError   # anything else is checked every time
+
+
 def broadcast_shapes(name, *shapes):
     """lax's implicit broadcasting: rank-0 operands broadcast; equal ranks broadcast size-1 dims."""
     ranked = [s for s in shapes if len(s)]

@@ -31,9 +31,38 @@ def _trace(fun, in_tree, avals):
         leaves, tree = tree_util.tree_flatten(out)
         out_tree.append(tree)
         return [_leaf(o) for o in leaves]
-    closed = pe.trace_to_jaxpr(flat, avals)
+    closed = _inline_nested_jits(pe.trace_to_jaxpr(flat, avals), avals)
     jaxpr, consts = pe.closure_convert(closed)
     return jaxpr, consts, out_tree[0]
+
+
+def _inline_nested_jits(closed, avals):
+    """``closed`` without nested ``jit`` equations (jitted helpers called in a body, and the jnp
+    functions numjax stages as nested jits, e.g. ``where``/``cumsum``): their bodies are
+    re-traced in place, so vmap/jvp/grad of the control flow see only primitives with rules."""
+    if not any(e.primitive.name == "jit" for e in closed.jaxpr.eqns):
+        return closed
+    return pe.trace_to_jaxpr(lambda *xs: _eval_inlining(closed.jaxpr, closed.consts, *xs), avals)
+
+
+def _eval_inlining(jaxpr, consts, *args):
+    from ..jaxpr import Literal, _literal_value
+    env = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+
+    def read(v):
+        return _literal_value(v) if type(v) is Literal else env[v]
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        if eqn.primitive.name == "jit":
+            inner = eqn.params["jaxpr"]
+            outs = _eval_inlining(inner.jaxpr, inner.consts, *ins)
+        else:
+            outs = eqn.primitive.bind(*ins, **eqn.params)
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
+        env.update(zip(eqn.outvars, outs))
+    return [read(v) for v in jaxpr.outvars]
 
 
 def _avals(xs):
@@ -42,10 +71,6 @@ def _avals(xs):
 
 def _run(jaxpr, *args):
     return eval_jaxpr(jaxpr, [], *args)
-
-
-def _type_str(avals):
-    return ", ".join(a.str_short(True) for a in avals)
 
 
 # ---------------------------------------------------------------- cond / switch
@@ -63,22 +88,138 @@ cond_p = make_primitive("cond", _cond_impl, _cond_abstract, multiple_results=Tru
 param_printers[cond_p] = lambda p: {"branches": p["branches"]}
 
 
-def _check_branch_outputs(jaxprs, trees, what):
-    first = [v.aval.update(weak_type=False) for v in jaxprs[0].outvars]
-    for j, t in zip(jaxprs[1:], trees[1:]):
-        other = [v.aval.update(weak_type=False) for v in j.outvars]
-        if t != trees[0] or other != first:
-            raise TypeError(f"{what} must have identical types, got\n{trees[0]} with types "
-                            f"[{_type_str(first)}]\nand\n{t} with types [{_type_str(other)}].")
+def _fun_info(f):
+    name = getattr(f, "__name__", None) or type(f).__name__
+    code = getattr(f, "__code__", None)
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}" if code is not None else name
 
 
-def _bind_cond(index, branches_funs, operands):
+def _node_desc(tree):
+    return "a pytree leaf" if tree.node is None else f"a {_PY_TYPES.get(tree.node.name, tree.node.name)}"
+
+
+_PY_TYPES = {"tuple": "<class 'tuple'>", "list": "<class 'list'>", "dict": "<class 'dict'>",
+             "None": "<class 'NoneType'>"}
+
+
+def _tree_difference(t1, t2):
+    """(text1, text2, explanation) for the first difference between two tree structures."""
+    if (t1.node is None) != (t2.node is None) or (t1.node is not None and t1.node.from_iter is not t2.node.from_iter):
+        return _node_desc(t1), _node_desc(t2), "their Python types differ"
+    if len(t1.children) != len(t2.children):
+        return (f"{_node_desc(t1)} of length {len(t1.children)}", f"{_node_desc(t2)} of length {len(t2.children)}",
+                "the lengths do not match")
+    if t1.aux != t2.aux:
+        return f"{_node_desc(t1)} with keys {t1.aux}", f"{_node_desc(t2)} with keys {t2.aux}", \
+            "the pytree node metadata does not match"
+    for c1, c2 in zip(t1.children, t2.children):
+        if c1 != c2:
+            return _tree_difference(c1, c2)
+    return str(t1), str(t2), "their structures differ"
+
+
+def _typematch(a, b):
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def _mismatch_extra(a, b):
+    why = []
+    if a.dtype != b.dtype:
+        why.append("the dtypes do not match")
+    if a.shape != b.shape:
+        why.append("the shapes do not match")
+    return ", so " + ", and ".join(why) if why else ""
+
+
+def _leaf_paths(tree):
+    from ..vmap_api import _leaf_paths as paths
+    return paths(tree_util.tree_unflatten(tree, range(tree.num_leaves)))
+
+
+def _capitalize(s):
+    return s[0].upper() + s[1:]
+
+
+def _join_diffs(diffs):
+    if len(diffs) == 1:
+        return f"{_capitalize(diffs[0])}.\n"
+    return "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
+
+
+def _check_branch_outputs(api_name, names, funs, jaxprs, trees, ref=0):
+    """JAX's errors for branches whose outputs differ: branch ``ref`` against each other."""
+    first = [v.aval for v in jaxprs[ref].outvars]
+    for k in range(len(jaxprs)):
+        if k == ref:
+            continue
+        other = [v.aval for v in jaxprs[k].outvars]
+        n1, n2 = names[ref], names[k]
+        head = f"{n1} is {_fun_info(funs[ref])}\n{n2} is {_fun_info(funs[k])}\n\n"
+        if trees[k] != trees[ref]:
+            a, b, why = _tree_difference(trees[ref], trees[k])
+            raise TypeError(f"{api_name} branch outputs must have the same pytree structure, but they differ:\n\n"
+                            + head + f"{n1} output is {a} but {n2} output is {b}, so {why}.\n\n"
+                            f"Revise {n1} and/or {n2} so that they have the same pytree structure.")
+        if not all(_typematch(a, b) for a, b in zip(first, other)):
+            paths = _leaf_paths(trees[ref])
+            diffs = [f"the output of {n1}{f' at path {p}' if p else ''} has type {a.str_short()} but the "
+                     f"corresponding output of {n2} has type {b.str_short()}{_mismatch_extra(a, b)}"
+                     for p, a, b in zip(paths, first, other) if not _typematch(a, b)]
+            raise TypeError(f"{api_name} branches must have equal output types but they differ.\n\n" + head
+                            + _join_diffs(diffs) + f"\nRevise {n1} and/or {n2} so that all output types match.")
+
+
+def _check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
+    """JAX's errors for a loop body whose carry output differs from its carry input."""
+    import inspect
+    try:
+        params = list(inspect.signature(body_fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    carry = params[0] if params else None
+
+    def component(p):
+        if carry:
+            return f"the input carry component {carry}{p}" if p else f"the input carry {carry}"
+        return f"the input carry at path {p}" if p else "the input carry"
+    if out_tree != in_tree:
+        a, b, why = _tree_difference(in_tree, out_tree)
+        raise TypeError(f"{name} function carry input and carry output must have the same pytree structure, "
+                        f"but they differ:\n\n{_capitalize(component(''))} is {a} but the corresponding "
+                        f"component of the carry output is {b}, so {why}.\n\nRevise the function so that the "
+                        "carry output has the same pytree structure as the carry input.")
+    if not all(_typematch(a, b) for a, b in zip(in_avals, out_avals)):
+        paths = _leaf_paths(in_tree)
+        diffs = [f"{component(p)} has type {a.str_short()} but the corresponding output carry component has "
+                 f"type {b.str_short()}{_mismatch_extra(a, b)}"
+                 for p, a, b in zip(paths, in_avals, out_avals) if not _typematch(a, b)]
+        diffs_txt = _join_diffs(diffs) if len(diffs) == 1 else \
+            "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+        raise TypeError(f"{name} function carry input and carry output must have equal types, but they "
+                        f"differ:\n\n{diffs_txt}\nRevise the function so that all output types match the "
+                        "corresponding input types.")
+
+
+def _promote_weak_inputs(leaves, in_avals, out_avals):
+    """A weakly typed carry init (a Python scalar) takes the type the body gives it, as in JAX."""
+    from .elementwise import convert_element_type
+    changed = False
+    out = list(leaves)
+    for k, (a, o) in enumerate(zip(in_avals, out_avals)):
+        if a.weak_type and not _typematch(a, o):
+            dt = dtypes.promote((a.dtype, True), (o.dtype, o.weak_type))[0]
+            if dt != a.dtype:
+                out[k] = convert_element_type(leaves[k], dt)
+                changed = True
+    return out, changed
+
+
+def _bind_cond(index, branches_funs, operands, api_name, names, ref=0):
     leaves, in_tree = tree_util.tree_flatten(operands)
     leaves = [_leaf(x) for x in leaves]
     avals = _avals(leaves)
     traced = [_trace(f, in_tree, avals) for f in branches_funs]
-    _check_branch_outputs([t[0] for t in traced], [t[2] for t in traced],
-                          "true_fun and false_fun output" if len(traced) == 2 else "branch outputs")
+    _check_branch_outputs(api_name, names, branches_funs, [t[0] for t in traced], [t[2] for t in traced], ref)
     # Every branch receives every branch's constants, so all share one signature.
     all_consts = [c for t in traced for c in t[1]]
     jaxprs = []
@@ -103,37 +244,54 @@ def _pad_inputs(jaxpr, const_avals, start, count):
     return Jaxpr([], new_consts + list(rest), outvars, eqns)
 
 
+def _eager_python():
+    # Like JAX under disable_jit: concrete control flow runs the Python functions directly.
+    # Otherwise the branches/bodies are traced (type checks and all), as JAX does eagerly too.
+    from ..config import config
+    return config.jax_disable_jit and core._no_trace_active()
+
+
 def cond(pred, true_fun, false_fun, *operands):
+    if pred is None:
+        raise TypeError("cond predicate is None")
+    if isinstance(pred, (list, tuple)):
+        raise TypeError(f"Pred must be a scalar, got {pred} of type {type(pred)}")
     pred_aval = core.get_aval(_leaf(pred))
     if pred_aval.shape != ():
-        raise TypeError(f"Pred must be a scalar, got {pred} of type {pred_aval.str_short()}")
-    if pred_aval.dtype != np.bool_ and pred_aval.dtype.kind not in "iu":
+        raise TypeError(f"Pred must be a scalar, got {pred} of shape {pred_aval.shape}.")
+    if pred_aval.dtype != np.bool_ and pred_aval.dtype.kind not in "iuf":
         raise TypeError(f"Pred type must be either boolean or number, got {pred_aval.dtype.name}.")
-    if core._no_trace_active():
+    if _eager_python():
         return true_fun(*operands) if bool(pred) else false_fun(*operands)
     from .elementwise import convert_element_type, ne
     p = _leaf(pred)
     if pred_aval.dtype != np.bool_:
         p = ne(p, Array(np.zeros((), pred_aval.dtype), False))
     index = convert_element_type(p, np.int32)
-    return _bind_cond(index, [false_fun, true_fun], operands)
+    # Branch 0 is false_fun; JAX's messages compare true_fun (branch 1) against it.
+    return _bind_cond(index, [false_fun, true_fun], operands, "cond", ["false_fun", "true_fun"], ref=1)
 
 
 def switch(index, branches, *operands):
+    if not all(callable(b) for b in branches):
+        raise TypeError("lax.switch: branches argument should be a sequence of callables.")
     branches = list(branches)
-    if not branches:
-        raise ValueError("Empty branch sequence")
     from .elementwise import clamp, convert_element_type
     idx_aval = core.get_aval(_leaf(index))
-    if idx_aval.shape != () or idx_aval.dtype.kind not in "iu":
-        raise TypeError(f"Branch index must be scalar integer, got {index} of type {idx_aval.str_short()}")
-    if core._no_trace_active():
+    if idx_aval.shape != ():
+        raise TypeError(f"Branch index must be scalar, got {index} of shape {idx_aval.shape}.")
+    if idx_aval.dtype.kind not in "iu":
+        raise TypeError(f"Index type must be an integer, got {index} as {idx_aval.dtype.name}")
+    if not branches:
+        raise ValueError("Empty branch sequence")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    if _eager_python():
         return branches[int(np.clip(int(index), 0, len(branches) - 1))](*operands)
     idx = convert_element_type(_leaf(index), np.int32)
     idx = clamp(np.int32(0), idx, np.int32(len(branches) - 1))
-    if len(branches) == 1:
-        return branches[0](*operands)
-    return _bind_cond(idx, branches, operands)
+    return _bind_cond(idx, branches, operands, "switch",
+                      ["branch 0"] + [f"branch{i}" for i in range(1, len(branches))])
 
 
 # ---------------------------------------------------------------- while_loop
@@ -154,27 +312,32 @@ while_p = make_primitive("while", _while_impl, _while_abstract, multiple_results
 
 
 def while_loop(cond_fun, body_fun, init_val):
-    if core._no_trace_active():
+    if _eager_python():
         val = init_val
         while bool(cond_fun(val)):
             val = body_fun(val)
         return val
     leaves, in_tree = tree_util.tree_flatten(init_val)
     leaves = [_leaf(x) for x in leaves]
+
+    def trace(avals):
+        cond_jx, cond_consts, _ = _trace(
+            lambda *x: cond_fun(tree_util.tree_unflatten(in_tree, x)), _flat_tree(len(avals)), avals)
+        body_jx, body_consts, body_tree = _trace(
+            lambda *x: body_fun(tree_util.tree_unflatten(in_tree, x)), _flat_tree(len(avals)), avals)
+        return cond_jx, cond_consts, body_jx, body_consts, body_tree
     avals = _avals(leaves)
-    cond_jx, cond_consts, _ = _trace(
-        lambda *x: cond_fun(tree_util.tree_unflatten(in_tree, x)), _flat_tree(len(avals)), avals)
-    body_jx, body_consts, body_tree = _trace(
-        lambda *x: body_fun(tree_util.tree_unflatten(in_tree, x)), _flat_tree(len(avals)), avals)
+    cond_jx, cond_consts, body_jx, body_consts, body_tree = trace(avals)
+    if body_tree == in_tree:
+        leaves, changed = _promote_weak_inputs(leaves, avals, [v.aval for v in body_jx.outvars])
+        if changed:
+            avals = _avals(leaves)
+            cond_jx, cond_consts, body_jx, body_consts, body_tree = trace(avals)
     out_avals = [v.aval for v in cond_jx.outvars]
     if len(out_avals) != 1 or out_avals[0].shape != () or out_avals[0].dtype != np.bool_:
-        raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) [{_type_str(out_avals)}].")
-    body_avals = [v.aval for v in body_jx.outvars]
-    if body_tree != in_tree or [a.update(weak_type=False) for a in body_avals] != \
-            [a.update(weak_type=False) for a in avals]:
-        raise TypeError("body_fun output and input must have identical types, got\n"
-                        f"{body_tree} with types [{_type_str(body_avals)}]\nand\n{in_tree} with types "
-                        f"[{_type_str(avals)}].")
+        raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
+                        f"[{', '.join(repr(a) for a in out_avals)}].")
+    _check_carry_type("while_loop body", body_fun, in_tree, avals, body_tree, [v.aval for v in body_jx.outvars])
     outs = while_p.bind(*cond_consts, *body_consts, *leaves, cond_jaxpr=cond_jx, body_jaxpr=body_jx,
                         cond_nconsts=len(cond_consts), body_nconsts=len(body_consts))
     return tree_util.tree_unflatten(in_tree, outs)
@@ -212,7 +375,10 @@ def _stack(vals, aval, length):
     if length == 0:
         return Array(np.zeros((0,) + aval.shape, aval.dtype), aval.weak_type)
     from .shape import concatenate, expand_dims
-    return concatenate([expand_dims(v, (0,)) for v in vals], 0)
+    out = concatenate([expand_dims(v, (0,)) for v in vals], 0)
+    if isinstance(out, Array) and out.weak_type != aval.weak_type:
+        out = Array(out._value, aval.weak_type)   # per-iteration weak types may vary eagerly
+    return out
 
 
 def _scan_abstract(*avals, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
@@ -225,67 +391,63 @@ scan_p = make_primitive("scan", _scan_impl, _scan_abstract, multiple_results=Tru
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
+    if not callable(f):
+        raise TypeError("lax.scan: f argument should be a callable.")
     x_leaves, x_tree = tree_util.tree_flatten(xs)
     x_leaves = [_leaf(x) for x in x_leaves]
-    lengths = {core.get_aval(x).shape[0] for x in x_leaves if core.get_aval(x).ndim}
     if any(core.get_aval(x).ndim == 0 for x in x_leaves):
         raise ValueError("scan got value with no leading axis to scan over: "
-                         + ", ".join(core.get_aval(x).str_short() for x in x_leaves if core.get_aval(x).ndim == 0))
+                         + ", ".join(str(x) for x in x_leaves if core.get_aval(x).ndim == 0) + ".")
+    sizes = [core.get_aval(x).shape[0] for x in x_leaves]
     if length is not None:
-        lengths.add(int(length))
-    if len(lengths) > 1:
+        length = int(length)
+        if not all(n == length for n in sizes):
+            raise ValueError(f"scan got `length` argument of {length} which disagrees with leading axis "
+                             f"sizes {sizes}.")
+        n = length
+    elif len(set(sizes)) > 1:
         raise ValueError("scan got values with different leading axis sizes: "
-                         + ", ".join(str(core.get_aval(x).shape[0]) for x in x_leaves) + ".")
-    if not lengths:
+                         + ", ".join(str(k) for k in sizes) + ".")
+    elif not sizes:
         raise ValueError("scan got no values to scan over and `length` not provided.")
-    n = lengths.pop()
+    else:
+        n = sizes[0]
     c_leaves, c_tree = tree_util.tree_flatten(init)
     c_leaves = [_leaf(c) for c in c_leaves]
-    c_avals = _avals(c_leaves)
     x_avals = [core.get_aval(x).update(shape=core.get_aval(x).shape[1:]) for x in x_leaves]
-    out_tree_box = []
 
-    def body(*flat):
-        carry = tree_util.tree_unflatten(c_tree, flat[:len(c_avals)])
-        x = tree_util.tree_unflatten(x_tree, flat[len(c_avals):])
-        out = f(carry, x)
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError(f"scan body output must be a pair, got {out!r}.")
-        new_carry, y = out
-        cl, ct = tree_util.tree_flatten(new_carry)
-        yl, yt = tree_util.tree_flatten(y)
-        out_tree_box.append((ct, yt))
-        return [_leaf(v) for v in cl] + [_leaf(v) for v in yl]
+    def trace(c_avals):
+        out_tree_box = []
 
-    closed = pe.trace_to_jaxpr(body, c_avals + x_avals)
-    jaxpr, consts = pe.closure_convert(closed)
-    ct, yt = out_tree_box[0]
-    carry_out = [v.aval for v in jaxpr.outvars[:len(c_avals)]]
-    if ct != c_tree or [a.update(weak_type=False) for a in carry_out] != [a.update(weak_type=False) for a in c_avals]:
-        raise TypeError("scan carry output and input must have identical types, got\n"
-                        f"{ct} with types [{_type_str(carry_out)}]\nand\n{c_tree} with types "
-                        f"[{_type_str(c_avals)}].")
-    jaxpr = _match_carry_weak_types(jaxpr, c_avals)
+        def body(*flat):
+            carry = tree_util.tree_unflatten(c_tree, flat[:len(c_avals)])
+            x = tree_util.tree_unflatten(x_tree, flat[len(c_avals):])
+            out = f(carry, x)
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                raise TypeError(f"scan body output must be a pair, got {out!r}.")
+            new_carry, y = out
+            cl, ct = tree_util.tree_flatten(new_carry)
+            yl, yt = tree_util.tree_flatten(y)
+            out_tree_box.append((ct, yt, len(cl)))
+            return [_leaf(v) for v in cl] + [_leaf(v) for v in yl]
+
+        closed = _inline_nested_jits(pe.trace_to_jaxpr(body, c_avals + x_avals), c_avals + x_avals)
+        jaxpr, consts = pe.closure_convert(closed)
+        ct, yt, nc = out_tree_box[0]
+        return jaxpr, consts, ct, yt, [v.aval for v in jaxpr.outvars[:nc]]
+    c_avals = _avals(c_leaves)
+    jaxpr, consts, ct, yt, carry_out = trace(c_avals)
+    if ct == c_tree:
+        c_leaves, changed = _promote_weak_inputs(c_leaves, c_avals, carry_out)
+        if changed:
+            c_avals = _avals(c_leaves)
+            jaxpr, consts, ct, yt, carry_out = trace(c_avals)
+    _check_carry_type("scan body", f, c_tree, c_avals, ct, carry_out)
+    # The final carry has the body output's type, weak type included (as JAX 0.10.2 returns it).
     outs = scan_p.bind(*consts, *c_leaves, *x_leaves, jaxpr=jaxpr, length=n, reverse=bool(reverse),
                        num_consts=len(consts), num_carry=len(c_avals), unroll=unroll)
     return (tree_util.tree_unflatten(c_tree, outs[:len(c_avals)]),
             tree_util.tree_unflatten(yt, outs[len(c_avals):]))
-
-
-def _match_carry_weak_types(jaxpr, c_avals):
-    # A weakly typed init (a Python scalar) may come back strongly typed; the carry keeps
-    # one type, so the output is cast to the input's weak type (as JAX does).
-    from .elementwise import convert_element_type_p
-    from ..jaxpr import JaxprEqn, Var
-    eqns, outvars = list(jaxpr.eqns), list(jaxpr.outvars)
-    for k, a in enumerate(c_avals):
-        v = outvars[k]
-        if v.aval.weak_type != a.weak_type:
-            nv = Var(a)
-            eqns.append(JaxprEqn(convert_element_type_p, [v], [nv],
-                                 dict(new_dtype=a.dtype, weak_type=a.weak_type, sharding=None)))
-            outvars[k] = nv
-    return Jaxpr([], jaxpr.invars, outvars, eqns)
 
 
 def fori_loop(lower, upper, body_fun, init_val, unroll=None):
@@ -293,13 +455,14 @@ def fori_loop(lower, upper, body_fun, init_val, unroll=None):
                  for v in (lower, upper))
     if static:
         lo, hi = int(lower), int(upper)
-        dt = dtypes.result_type(lower, upper) if not all(type(v) is int for v in (lower, upper)) \
-            else dtypes.default_int_dtype()
+        # As in JAX, static bounds become Python ints: the index is a weakly typed int.
+        dt = dtypes.default_int_dtype()
+
         # A static trip count becomes a scan, so reverse-mode differentiation works.
         def step(carry, _):
             i, val = carry
-            return (i + Array(np.ones((), dt), False), body_fun(i, val)), None
-        (_, out), _ = scan(step, (Array(np.asarray(lo, dt), False), init_val), None,
+            return (i + Array(np.ones((), dt), True), body_fun(i, val)), None
+        (_, out), _ = scan(step, (Array(np.asarray(lo, dt), True), init_val), None,
                            length=max(hi - lo, 0))
         return out
     lo, hi = _leaf(lower), _leaf(upper)

@@ -33,7 +33,8 @@ def _nary_abstract(name, kinds=None, accepted="", out_dtype=None):
                 check_dtype_kind(name, a, kinds, accepted)
         shape = broadcast_shapes(name, *(a.shape for a in avals))
         if out_dtype is not None:
-            return ShapedArray(shape, out_dtype, False)
+            # Comparisons keep JAX's n-ary weak-type rule: weak if every operand is.
+            return ShapedArray(shape, out_dtype, all_weak(avals))
         return ShapedArray(shape, avals[0].dtype, all_weak(avals))
     return rule
 
@@ -42,16 +43,16 @@ def _eager(np_fn, out_bool=False):
     def impl(*args):
         vals = [to_numpy(a) for a in args]
         out = np.asarray(np_fn(*vals))
-        if out_bool:
-            return Array(out, False)
-        dt = vals[0].dtype
-        if out.dtype != dt:
-            out = out.astype(dt)
         weak = True
         for a in args:
             if not getattr(a, "weak_type", False):
                 weak = False
                 break
+        if out_bool:
+            return Array(out, weak)
+        dt = vals[0].dtype
+        if out.dtype != dt:
+            out = out.astype(dt)
         return Array(out, weak)
     return impl
 
@@ -136,7 +137,7 @@ floor_p = _unary("floor", np.floor, "f", "floating")
 ceil_p = _unary("ceil", np.ceil, "f", "floating")
 is_finite_p = make_primitive(
     "is_finite", _eager(np.isfinite, out_bool=True),
-    lambda x: (check_dtype_kind("is_finite", x, "f", "floating"), x.update(dtype=dtypes.bool_, weak_type=False))[1])
+    lambda x: (check_dtype_kind("is_finite", x, "f", "floating"), x.update(dtype=dtypes.bool_))[1])
 
 
 def _erf_np(x):
@@ -158,15 +159,25 @@ round_p = make_primitive(
 
 
 def _integer_pow_impl(x, *, y):
+    # Square-and-multiply in XLA's order (as the compiled path does), then a reciprocal.
     v = to_numpy(x)
     with np.errstate(all="ignore"):
-        out = np.power(v, y) if y >= 0 or v.dtype.kind in "fc" else np.power(v.astype(np.float64), y)
-    return Array(np.asarray(out).astype(v.dtype), getattr(x, "weak_type", False))
+        acc, base, n = None, v, (-y if y < 0 else y)
+        while n:
+            if n & 1:
+                acc = base if acc is None else np.multiply(acc, base, dtype=v.dtype)
+            n >>= 1
+            if n:
+                base = np.multiply(base, base, dtype=v.dtype)
+        if acc is None:
+            acc = np.ones_like(v)
+        out = np.divide(np.ones((), v.dtype), acc, dtype=v.dtype) if y < 0 else acc
+    return Array(np.asarray(out, dtype=v.dtype), getattr(x, "weak_type", False))
 
 
 def _integer_pow_abstract(x, *, y):
     if x.dtype.kind in "iu" and y < 0:
-        raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow(x, {y})")
+        raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x.str_short()}, {y})")
     return x
 
 

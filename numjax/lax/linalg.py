@@ -129,18 +129,35 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision=None,
     kw = dict(precision=precision, preferred_element_type=preferred_element_type, out_sharding=out_sharding)
     outs = [None, None]
     if ad.is_undefined(lhs):
-        res = dot_general_p.bind(ct, rhs, dimension_numbers=((ct_rf, tuple(rfree)), (ct_b, tuple(rb))), **kw)
+        res = _dot_or_scale(ct, rhs, ((ct_rf, tuple(rfree)), (ct_b, tuple(rb))), kw)
         rc_sorted = sorted(range(len(rc)), key=lambda k: rc[k])
         order = list(lb) + lfree + [lc[k] for k in rc_sorted]
         res = transpose(res, tuple(int(i) for i in np.argsort(order)))
         outs[0] = _cast(res, lhs_aval.dtype)
     if ad.is_undefined(rhs):
-        res = dot_general_p.bind(lhs, ct, dimension_numbers=((tuple(lfree), ct_lf), (tuple(lb), ct_b)), **kw)
+        res = _dot_or_scale(lhs, ct, ((tuple(lfree), ct_lf), (tuple(lb), ct_b)), kw)
         lc_sorted = sorted(range(len(lc)), key=lambda k: lc[k])
         order = list(rb) + [rc[k] for k in lc_sorted] + rfree
         res = transpose(res, tuple(int(i) for i in np.argsort(order)))
         outs[1] = _cast(res, rhs_aval.dtype)
     return outs
+
+
+def _dot_or_scale(a, b, dimension_numbers, kw):
+    # The transpose of a full contraction (vector . vector) is a scalar times a vector: JAX
+    # emits a dot_general with a rank-0 operand there, which numjax's Numba lowering cannot
+    # compile yet, so that case is emitted as the (numerically identical) broadcast product.
+    from .elementwise import mul
+    from .shape import broadcast
+    (ca, _), (ba, _) = dimension_numbers
+    a_aval, b_aval = get_aval(a), get_aval(b)
+    if ca or ba or (a_aval.ndim and b_aval.ndim):
+        return dot_general_p.bind(a, b, dimension_numbers=dimension_numbers, **kw)
+    dt = np.dtype(kw.get("preferred_element_type") or a_aval.dtype)
+    a, b = _cast(a, dt), _cast(b, dt)
+    if not a_aval.ndim:
+        return mul(broadcast(a, b_aval.shape), b) if b_aval.ndim else mul(a, b)
+    return mul(a, broadcast(b, a_aval.shape))
 
 
 def _cast(x, dtype):

@@ -43,12 +43,24 @@ def axis_size(name):
 
 
 def _lift(x, name):
-    """Raise ``x`` into the vmap trace of ``name`` so that trace's batching rule sees it."""
+    """Raise ``x`` into the vmap trace of ``name`` so that trace's batching rule sees it.
+
+    A tracer of a transformation nested *inside* that vmap (grad, an inner vmap, ...)
+    cannot be raised into it; it is returned as is, and that transformation's rule for
+    the collective binds again on its underlying values, lifting those (see
+    ``_collective_batch`` and the differentiation rules below)."""
     kind, main = _find_axis(name)
     if kind != "vmap":
         return x
+    if isinstance(x, core.Tracer) and x._trace.main.level > main.level:
+        return x
     trace = batching.BatchTrace(main)
     return trace.full_raise(x)
+
+
+def _axis_param(params):
+    names = params.get("axes")
+    return names[0] if names is not None else params.get("axis_name")
 
 
 def _same(x, **params):
@@ -137,16 +149,26 @@ def axis_index(axis_name):
 
 # ---------------------------------------------------------------- under vmap: reductions over the batch axis
 
-def _collective_batch(reduce):
+def _collective_batch(prim, reduce):
     @batching.needs_axis
     def rule(vals, dims, *, axis_data, **params):
         (x,), (d,) = vals, dims
-        name = params.get("axes", (params.get("axis_name"),))[0]
+        name = _axis_param(params)
         if name != axis_data.name:
-            raise NotImplementedError("collectives over an axis other than the innermost vmap's")
+            return _outer_axis_collective(prim, x, d, name, params)
         return reduce(x, d, axis_data, params), batching.not_mapped
     rule.always = True
     return rule
+
+
+def _outer_axis_collective(prim, x, d, name, params):
+    """A collective over an enclosing axis, met inside this vmap: it acts on every example of
+    this vmap's axis independently (elementwise along it), so it is re-bound on the
+    underlying value for the enclosing transformation, keeping this batch dimension."""
+    if prim is all_gather_p and d is not batching.not_mapped:
+        x = batching.moveaxis(x, d, 0)
+        return prim.bind(_lift(x, name), **dict(params, axis=params["axis"] + 1)), 0
+    return prim.bind(_lift(x, name), **params), d
 
 
 def _sum_over(x, d, axis_data, params):
@@ -178,9 +200,10 @@ def _gather_over(x, d, axis_data, params):
 def _ppermute_batch_rule():
     @batching.needs_axis
     def rule(vals, dims, *, axis_data, axis_name, perm):
-        from .shape import concatenate, expand_dims
-        from .indexing import dynamic_index_in_dim
+        from .shape import concatenate
         (x,), (d,) = vals, dims
+        if axis_name != axis_data.name:
+            return _outer_axis_collective(ppermute_p, x, d, axis_name, dict(axis_name=axis_name, perm=perm))
         x = batching.bdim_at_front(x, d, axis_data.size)
         src_of = {dst: src for src, dst in perm}
         zero = None
@@ -204,21 +227,61 @@ def _ppermute_batch_rule():
 
 from .reductions import reduce_max as _rmax, reduce_min as _rmin  # noqa: E402
 
-batching.batch_rules[psum_p] = _collective_batch(_sum_over)
-batching.batch_rules[pmax_p] = _collective_batch(_max_over(_rmax))
-batching.batch_rules[pmin_p] = _collective_batch(_max_over(_rmin))
-batching.batch_rules[all_gather_p] = _collective_batch(_gather_over)
+batching.batch_rules[psum_p] = _collective_batch(psum_p, _sum_over)
+batching.batch_rules[pmax_p] = _collective_batch(pmax_p, _max_over(_rmax))
+batching.batch_rules[pmin_p] = _collective_batch(pmin_p, _max_over(_rmin))
+batching.batch_rules[all_gather_p] = _collective_batch(all_gather_p, _gather_over)
 batching.batch_rules[ppermute_p] = _ppermute_batch_rule()
 batching.batch_rules[ppermute_p].always = True
 
 
 # ---------------------------------------------------------------- differentiation
+# Every bind below goes through _lift: a tangent or cotangent may be a value the named
+# vmap has not seen yet (a constant, or an unbatched zero), and must still be reduced.
+# Reverse mode follows JAX: psum's transpose is psum, all_gather's is a psum_scatter (the
+# summed cotangent's own slice), ppermute's is the inverse permutation.
 from ..interpreters import ad  # noqa: E402
 
-ad.deflinear(psum_p, lambda ct, x, **p: [ct])
-ad.deflinear(all_gather_p, lambda ct, x, **p: [NotImplemented])
-ad.deflinear(ppermute_p, lambda ct, x, *, axis_name, perm: [
-    ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((d, s) for s, d in perm))])
+
+def _bind_lifted(prim, x, **params):
+    return prim.bind(_lift(x, _axis_param(params)), **params)
+
+
+def _linear_jvp(prim):
+    def rule(primals, tangents, **params):
+        (x,), (t,) = primals, tangents
+        return _bind_lifted(prim, x, **params), _bind_lifted(prim, ad.instantiate(t), **params)
+    return rule
+
+
+def _psum_transpose(ct, x, **params):
+    return [_bind_lifted(psum_p, ad.instantiate(ct), **params)]
+
+
+def _all_gather_transpose(ct, x, *, axis_name, axis, tiled, axis_size):
+    from .indexing import dynamic_slice
+    from .shape import squeeze
+    total = _bind_lifted(psum_p, ad.instantiate(ct), axes=(axis_name,), axis_index_groups=None)
+    aval = x.aval if ad.is_undefined(x) else core.get_aval(x)
+    chunk = aval.shape[axis] if tiled else 1
+    idx = axis_index(axis_name)
+    starts = [np.int32(0)] * core.get_aval(total).ndim
+    starts[axis] = idx * np.int32(chunk)
+    sizes = list(core.get_aval(total).shape)
+    sizes[axis] = chunk
+    out = dynamic_slice(total, starts, sizes)
+    return [out if tiled else squeeze(out, (axis,))]
+
+
+def _ppermute_transpose(ct, x, *, axis_name, perm):
+    inverse = tuple((d, s) for s, d in perm)
+    return [_bind_lifted(ppermute_p, ad.instantiate(ct), axis_name=axis_name, perm=inverse)]
+
+
+for _p, _t in ((psum_p, _psum_transpose), (all_gather_p, _all_gather_transpose),
+               (ppermute_p, _ppermute_transpose)):
+    ad.jvp_rules[_p] = _linear_jvp(_p)
+    ad.transpose_rules[_p] = _t
 ad.defjvp_zero(axis_index_p)
 
 
@@ -226,10 +289,10 @@ def _pmax_jvp(prim):
     def rule(primals, tangents, **params):
         from .elementwise import convert_element_type, eq, mul, div
         (x,), (t,) = primals, tangents
-        ans = prim.bind(x, **params)
+        ans = _bind_lifted(prim, x, **params)
         mask = convert_element_type(eq(x, ans), core.get_aval(x).dtype)
-        num = psum_p.bind(mul(ad.instantiate(t), mask), **params)
-        return ans, div(num, psum_p.bind(mask, **params))
+        num = _bind_lifted(psum_p, mul(ad.instantiate(t), mask), **params)
+        return ans, div(num, _bind_lifted(psum_p, mask, **params))
     return rule
 
 

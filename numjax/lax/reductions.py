@@ -227,16 +227,67 @@ for _p in (argmax_p, argmin_p, reduce_and_p, reduce_or_p):
 ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
 
 
-def _cumprod_jvp(primals, tangents, *, axis, reverse):
-    # d cumprod_k = sum_{i<=k} t_i * prod_{j<=k, j!=i} x_j = cumprod_k * cumsum(t/x)_k, valid
-    # for nonzero x; zeros fall back to the same formula (documented limitation).
+def _slice_in_dim(x, start, limit, stride, axis):
+    from .indexing import slice as lax_slice
+    shape = get_aval(x).shape
+    n = shape[axis]
+    start = start + n if start < 0 else start
+    limit = n if limit is None else (limit + n if limit < 0 else limit)
+    lo, hi, st = [0] * len(shape), list(shape), [1] * len(shape)
+    lo[axis], hi[axis], st[axis] = start, max(limit, start), stride
+    return lax_slice(x, lo, hi, st)
+
+
+def _interleave(a, b, axis):
     from . import elementwise as ew
-    (x,), (t,) = primals, tangents
-    ans = cumprod_p.bind(x, axis=axis, reverse=reverse)
-    return ans, ew.mul(ans, cumsum(ew.div(ad.instantiate(t), x), axis, reverse))
+    from .shape import pad
+    na, nb = get_aval(a).shape[axis], get_aval(b).shape[axis]
+    a_pad = [(0, 0, 0)] * get_aval(a).ndim
+    b_pad = [(0, 0, 0)] * get_aval(b).ndim
+    a_pad[axis] = (0, 1 if na == nb else 0, 1)
+    b_pad[axis] = (1, 0 if na == nb else 1, 1)
+    zero = Array(np.zeros((), get_aval(a).dtype), False)
+    return ew.add(pad(a, zero, a_pad), pad(b, zero, b_pad))
 
 
-ad.jvp_rules[cumprod_p] = _cumprod_jvp
+def _associative_scan(fn, x, axis, reverse):
+    """JAX's parallel prefix scan (lax.associative_scan) over one array, from slices and pads."""
+    from .shape import concatenate, rev
+
+    def scan(elems):
+        n = get_aval(elems).shape[axis]
+        if n < 2:
+            return elems
+        reduced = fn(_slice_in_dim(elems, 0, -1, 2, axis), _slice_in_dim(elems, 1, None, 2, axis))
+        odd = scan(reduced)
+        if n % 2 == 0:
+            even = fn(_slice_in_dim(odd, 0, -1, 1, axis), _slice_in_dim(elems, 2, None, 2, axis))
+        else:
+            even = fn(odd, _slice_in_dim(elems, 2, None, 2, axis))
+        even = concatenate([_slice_in_dim(elems, 0, 1, 1, axis), even], axis)
+        return _interleave(even, odd, axis)
+    if reverse:
+        x = rev(x, (axis,))
+    out = scan(x)
+    return rev(out, (axis,)) if reverse else out
+
+
+def _cumulative_jvp(combine_name):
+    # As JAX: the JVP of the parallel prefix scan of the combining primitive (so zeros in
+    # cumprod and ties in cummax/cummin get exactly JAX's derivatives).
+    def rule(primals, tangents, *, axis, reverse):
+        from . import elementwise as ew
+        combine = getattr(ew, combine_name)
+        (x,), (t,) = primals, tangents
+        outs, t_outs = ad.jvp_flat(lambda v: [_associative_scan(combine, v, axis, reverse)],
+                                   [x], [ad.instantiate(t)])
+        return outs[0], t_outs[0]
+    return rule
+
+
+ad.jvp_rules[cumprod_p] = _cumulative_jvp("mul")
+ad.jvp_rules[cummax_p] = _cumulative_jvp("max")
+ad.jvp_rules[cummin_p] = _cumulative_jvp("min")
 
 
 # ---------------------------------------------------------------- batching rules

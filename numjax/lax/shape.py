@@ -7,7 +7,7 @@ from .. import dtypes
 from ..array import Array, to_numpy
 from ..core import ShapedArray, get_aval
 from ..jaxpr import param_printers
-from ._base import make_primitive
+from ._base import check_same_dtypes, make_primitive
 
 
 def _weak(x):
@@ -159,10 +159,7 @@ def rev(operand, dimensions):
 # ---------------------------------------------------------------- concatenate, pad, iota
 
 def _concatenate_abstract(*xs, dimension):
-    dts = {x.dtype for x in xs}
-    if len(dts) > 1:
-        raise TypeError(f"Cannot concatenate arrays with different numeric types, got "
-                        f"{', '.join(x.dtype.name for x in xs)}.")
+    check_same_dtypes("concatenate", xs)
     shape = list(xs[0].shape)
     for x in xs[1:]:
         if x.ndim != len(shape) or any(a != b for i, (a, b) in enumerate(zip(x.shape, shape)) if i != dimension):

@@ -113,16 +113,17 @@ def asarray(a, dtype=None, copy=None):
     return array(a, dtype=dtype, copy=False)
 
 
-def _full(shape, fill_value, dtype):
+def _full(shape, fill_value, dtype, weak=False):
     shape = _shape(shape)
     if dtype is not None and not isinstance(fill_value, (core.Tracer, Array)):
         # A concrete fill value becomes a typed constant, as JAX stages it (no convert op).
-        fill_value = Array(_np.asarray(fill_value, _dtypes.canonicalize_dtype(dtype)), False)
+        fill_value = Array(_np.asarray(fill_value, _dtypes.canonicalize_dtype(dtype)), weak)
     if dtype is None:
+        # JAX's lax.full: without a dtype the result is weak exactly when the fill value is.
         fv = asarray_leaf(fill_value)
-        fv = lax._convert_element_type(fv, get_aval(fv).dtype, False)
+        fv = lax._convert_element_type(fv, get_aval(fv).dtype, _dtypes.dtype_and_weak(fill_value)[1])
     else:
-        fv = lax._convert_element_type(asarray_leaf(fill_value), _dtypes.canonicalize_dtype(dtype), False)
+        fv = lax._convert_element_type(asarray_leaf(fill_value), _dtypes.canonicalize_dtype(dtype), weak)
     return lax.broadcast(fv, shape) if get_aval(fv).ndim == 0 else broadcast_to(fv, shape)
 
 
@@ -142,41 +143,42 @@ def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
 
-def zeros_like(a, dtype=None, shape=None):
+def full_like(a, fill_value, dtype=None, shape=None):
+    # As JAX's lax.full_like: the result is weak when no dtype is given and `a` is weak.
     aval = get_aval(asarray_leaf(a))
-    return zeros(aval.shape if shape is None else shape, dtype or aval.dtype)
+    return _full(aval.shape if shape is None else shape, fill_value, dtype or aval.dtype,
+                 dtype is None and aval.weak_type)
+
+
+def zeros_like(a, dtype=None, shape=None):
+    return full_like(a, 0, dtype, shape)
 
 
 def ones_like(a, dtype=None, shape=None):
-    aval = get_aval(asarray_leaf(a))
-    return ones(aval.shape if shape is None else shape, dtype or aval.dtype)
-
-
-def full_like(a, fill_value, dtype=None, shape=None):
-    aval = get_aval(asarray_leaf(a))
-    return full(aval.shape if shape is None else shape, fill_value, dtype or aval.dtype)
+    return full_like(a, 1, dtype, shape)
 
 
 empty_like = zeros_like
 
 
-def _concrete_scalar(x, name):
+def _concrete_scalar(x, name, arg=None):
     if isinstance(x, core.Tracer):
         from ..errors import ConcretizationTypeError
-        raise ConcretizationTypeError(
-            x, f"It arose in the jnp.{name} argument; it must be a concrete value, not a traced one.")
+        where = f"the jnp.{name} argument '{arg}'" if arg else f"the jnp.{name} argument"
+        raise ConcretizationTypeError(x, f"It arose in {where}")
     return x.item() if isinstance(x, Array) else x
 
 
 def arange(start, stop=None, step=None, dtype=None):
-    start = _concrete_scalar(start, "arange")
-    stop = _concrete_scalar(stop, "arange")
-    step = _concrete_scalar(step, "arange")
+    # JAX's names: a lone argument is 'stop'.
+    start = _concrete_scalar(start, "arange", "stop" if stop is None and step is None else "start")
+    stop = _concrete_scalar(stop, "arange", "stop")
+    step = _concrete_scalar(step, "arange", "step")
     if stop is None and step is None:
         dt = dtype or _dtypes.result_type(start)
         dt = _dtypes.canonicalize_dtype(dt)
-        return lax.iota(dt, int(_np.ceil(start))) if dt.kind in "iu" else \
-            lax._convert_element_type(lax.iota(_dtypes.default_int_dtype(), int(_np.ceil(start))), dt, False)
+        # As JAX: an iota of the result dtype itself (float iotas included).
+        return lax.iota(dt, int(_np.ceil(start)))
     args = [a for a in (start, stop, step) if a is not None]
     dt = _dtypes.canonicalize_dtype(dtype or _dtypes.result_type(*args))
     return Array(_np.arange(start, stop, step, dtype=dt), False)
@@ -237,9 +239,11 @@ def _binary(prim_fn, name, inexact=False):
     return fn
 
 
-add = _binary(lax.add, "add")
+# On bools JAX's add is a logical or and multiply a logical and (lax.add/mul reject bool).
+add = _binary(lambda x, y: lax.bitwise_or(x, y) if get_aval(x).dtype == _np.bool_ else lax.add(x, y), "add")
 subtract = _binary(lax.sub, "subtract")
-multiply = _binary(lax.mul, "multiply")
+multiply = _binary(lambda x, y: lax.bitwise_and(x, y) if get_aval(x).dtype == _np.bool_ else lax.mul(x, y),
+                   "multiply")
 maximum = _binary(lax.max, "maximum")
 minimum = _binary(lax.min, "minimum")
 equal = _binary(lax.eq, "equal")
@@ -278,38 +282,99 @@ def true_divide(x, y, /):
 divide = true_divide
 
 
+# Like JAX, these jnp functions are jitted helpers: traced, they nest as jit[name=...]
+# (with the promotion inside); eagerly they run directly.
+
+def _promote_args_numeric(name, *args):
+    # JAX's promote_args_numeric: as promote_args, but bools become the default int.
+    dt, weak = _dtypes.promote(*(_dtypes.dtype_and_weak(a) for a in args))
+    if dt == _np.bool_:
+        args = [lax._convert_element_type(asarray_leaf(a), _dtypes.default_int_dtype(), weak) for a in args]
+    return promote_args(name, *args)
+
+
 def floor_divide(x, y, /):
-    x, y = promote_args("floor_divide", x, y)
-    if get_aval(x).dtype.kind in "iu":
-        q = lax.div(x, y)
-        fix = lax.bitwise_and(lax.ne(lax.sign(x), lax.sign(y)), lax.ne(lax.rem(x, y), _zero_like(x)))
-        return where(fix, q - 1, q) if get_aval(x).dtype.kind == "i" else q
-    return lax.floor(lax.div(x, y))
+    return _jit_named("floor_divide", _floor_divide, _jit_operand(x), _jit_operand(y))
+
+
+def _floor_divide(x, y):
+    x, y = _promote_args_numeric("floor_divide", x, y)
+    kind = get_aval(x).dtype.kind
+    if kind == "u":
+        return lax.div(x, y)
+    if kind == "i":
+        quotient = lax.div(x, y)
+        select = logical_and(lax.sign(x) != lax.sign(y), lax.rem(x, y) != 0)
+        return _where_jit(select, quotient - 1, quotient)
+    if kind == "c":
+        raise TypeError("floor_divide does not support complex-valued inputs")
+    return _float_divmod(x, y)[0]
+
+
+def _float_divmod(x1, x2):
+    # JAX's (CPython's float_divmod): floor division that is exact for representable quotients.
+    mod = lax.rem(x1, x2)
+    x1_corrected = _where_jit(x2 == 0, x1, lax.sub(x1, mod))
+    div = lax.div(x1_corrected, x2)
+    ind = lax.bitwise_and(mod != 0, lax.sign(x2) != lax.sign(mod))
+    mod = lax.select(ind, mod + x2, mod)
+    div = lax.select(ind, div - 1.0, div)
+    return lax.round(div), mod
 
 
 def remainder(x, y, /):
-    x, y = promote_args("remainder", x, y)
-    r = lax.rem(x, y)
-    fix = lax.bitwise_and(lax.ne(r, _zero_like(r)), lax.ne(lax.lt(r, _zero_like(r)), lax.lt(y, _zero_like(y))))
-    return where(fix, r + y, r)
+    return _jit_named("remainder", _remainder, _jit_operand(x), _jit_operand(y))
+
+
+def _remainder(x, y):
+    x, y = _promote_args_numeric("remainder", x, y)
+    zero = _full_scalar(0, x)
+    if get_aval(y).dtype.kind in "iu":
+        y = _where_jit(y == 0, _ones_of(y), y)
+    trunc_mod = lax.rem(x, y)
+    trunc_mod_not_zero = lax.ne(trunc_mod, zero)
+    do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(y, zero)), trunc_mod_not_zero)
+    return lax.select(do_plus, lax.add(trunc_mod, y), trunc_mod)
+
+
+def _ones_of(x):
+    # lax._ones: a literal for a scalar, a broadcast for an array.
+    aval = get_aval(x)
+    one = Array(_np.ones((), aval.dtype), False)
+    return one if aval.ndim == 0 else lax.broadcast(one, aval.shape)
 
 
 mod = remainder
 
 
 def fmod(x, y, /):
-    x, y = promote_args("fmod", x, y)
-    return lax.rem(x, y)
+    return _jit_named("fmod", lambda a, b: lax.rem(*_promote_args_numeric("fmod", a, b)),
+                      _jit_operand(x), _jit_operand(y))
 
 
 def power(x, y, /):
-    if isinstance(y, int) and not isinstance(y, bool):
-        (x,) = promote_dtypes(x) if _is_python_scalar(x) else (asarray_leaf(x),)
-        return lax.integer_pow(x, y)
+    # A concrete integer scalar exponent (Python int, numpy or numjax 0-d integer) takes
+    # lax.integer_pow, as in JAX; bool bases become int32 there.
+    y_int = _concrete_index(y)
+    if y_int is not None:
+        x = asarray_leaf(x)
+        dt, weak = _dtypes.dtype_and_weak(x)
+        if dt == _np.bool_:
+            x = lax._convert_element_type(x, _dtypes.int32, weak)
+        return lax.integer_pow(x, y_int)
     x, y = promote_args("power", x, y)
     if get_aval(x).dtype.kind in "iub":
         return _int_power(x, y)
     return lax.pow(x, y)
+
+
+def _concrete_index(y):
+    if isinstance(y, core.Tracer) or _np.ndim(y) != 0:
+        return None
+    try:
+        return operator.index(y)
+    except TypeError:
+        return None
 
 
 def _int_power(x, y):
@@ -367,7 +432,12 @@ sinh = _unary(lax.sinh, True, "sinh")
 cosh = _unary(lax.cosh, True, "cosh")
 tanh = _unary(lax.tanh, True, "tanh")
 arcsinh = _unary(lax.asinh, True, "arcsinh")
-arccosh = _unary(lax.acosh, True, "arccosh")
+_arccosh = _unary(lax.acosh, True, "arccosh")
+
+
+def arccosh(x, /):
+    return _jit_named("arccosh", _arccosh, _jit_operand(x))
+
 arctanh = _unary(lax.atanh, True, "arctanh")
 sqrt = _unary(lax.sqrt, True, "sqrt")
 cbrt = _unary(lax.cbrt, True, "cbrt")
@@ -407,25 +477,36 @@ def ceil(x, /):
 
 
 def trunc(x, /):
-    x = asarray_leaf(x)
-    return x if get_aval(x).dtype.kind in "iub" else where(lax.lt(x, _zero_like(x)), lax.ceil(x), lax.floor(x))
+    def _trunc(x):
+        if get_aval(x).dtype.kind in "iub":
+            return x
+        return _where_jit(lax.lt(x, _zero_like(x)), lax.ceil(x), lax.floor(x))
+    return _jit_named("trunc", _trunc, asarray_leaf(x))
 
 
 def round(a, decimals=0, out=None):  # noqa: A001
-    a = asarray_leaf(a)
-    if get_aval(a).dtype.kind in "iub":
-        return a
-    if decimals == 0:
-        return lax.round(a, 1)
-    factor = _full_scalar(10.0 ** decimals, a)
-    return lax.div(lax.round(lax.mul(a, factor), 1), factor)
+    decimals = operator.index(decimals)
+
+    def _round(a):
+        if get_aval(a).dtype.kind in "iub":
+            return a
+        if decimals == 0:
+            return lax.round(a, 1)
+        factor = _full_scalar(10.0 ** decimals, a)
+        return lax.div(lax.round(lax.mul(a, factor), 1), factor)
+    return _jit_named("round", _round, asarray_leaf(a))
 
 
 around = round
 
 
 def rint(x, /):
-    return round(x)
+    def _rint(x):
+        dt = get_aval(x).dtype
+        if dt.kind in "iub":
+            return lax.convert_element_type(x, _dtypes.default_float_dtype())
+        return lax.round(x, 1)
+    return _jit_named("rint", _rint, asarray_leaf(x))
 
 
 def isfinite(x, /):
@@ -441,38 +522,62 @@ def isnan(x, /):
 
 
 def isinf(x, /):
-    x = asarray_leaf(x)
-    if get_aval(x).dtype.kind not in "fc":
-        return full(get_aval(x).shape, False, bool_)
-    return lax.eq(lax.abs(x), _full_scalar(_np.inf, x))
+    def _isinf(x):
+        if get_aval(x).dtype.kind not in "fc":
+            return full(get_aval(x).shape, False, bool_)
+        return lax.eq(lax.abs(x), _full_scalar(_np.inf, x))
+    return _jit_named("isinf", _isinf, asarray_leaf(x))
 
 
 def clip(arr=None, min=None, max=None, a=None, a_min=None, a_max=None):  # noqa: A002
-    x = asarray_leaf(arr if arr is not None else a)
+    x = arr if arr is not None else a
     lo = min if min is not None else a_min
     hi = max if max is not None else a_max
-    if lo is not None:
-        x = maximum(lo, x)
-    if hi is not None:
-        x = minimum(hi, x)
-    return x
+
+    def _clip(x, *bounds):
+        it = iter(bounds)
+        if lo is not None:
+            x = maximum(next(it), x)
+        if hi is not None:
+            x = minimum(next(it), x)
+        return asarray_leaf(x)
+    # JAX's jnp.clip is jitted: its jaxpr nests it as jit[name=clip] with the bounds as operands.
+    args = [_jit_operand(v) for v in (x, lo, hi) if v is not None]
+    return _jit_named("clip", _clip, *args)
 
 
 def where(condition, x=None, y=None, /):
     if x is None and y is None:
         raise ValueError("jnp.where with a single argument needs size= (nonzero is not available yet)")
     if x is None or y is None:
-        raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where, "
-                         f"got {x} and {y}.")
+        raise TypeError(f"where requires ndarray or scalar arguments, got {type(None)} at position "
+                        f"{1 if x is None else 2}.")
+    return _where_jit(*(_jit_operand(v) for v in (condition, x, y)))
+
+
+def _where(condition, x, y):
+    # JAX's _where: promotion and broadcasting happen inside the jitted helper.
     condition = _to_bool(asarray_leaf(condition))
     x, y = promote_dtypes(x, y)
-    condition, x, y = _broadcast_all(condition, x, y)
-    return _where_jit(condition, x, y)
+    if get_aval(condition).ndim == 0:
+        x, y = _broadcast_all(x, y)
+    else:
+        condition, x, y = _broadcast_all(condition, x, y)
+    return lax.select(condition, x, y)
 
 
 def _where_jit(condition, x, y):
+    return _jit_named("_where", _where, condition, x, y)
+
+
+def _jit_named(name, fun, *args):
     from ..dispatch import jit_call_named
-    return jit_call_named("_where", lambda c, a, b: lax.select_n(c, b, a), condition, x, y)
+    return jit_call_named(name, fun, *args)
+
+
+def _jit_operand(v):
+    """Operands of jitted jnp helpers: Python scalars stay (weak) scalars, the rest become arrays."""
+    return v if _is_python_scalar(v) or isinstance(v, (core.Tracer, Array)) else asarray_leaf(v)
 
 
 def _broadcast_all(*args):
@@ -584,11 +689,17 @@ argmax = _arg_reduction("argmax", lax.argmax)
 argmin = _arg_reduction("argmin", lax.argmin)
 
 
+def _bool_to_int(a):
+    # jnp.cumsum/cumprod keep integer dtypes (unlike sum/prod) but count bools in the default int.
+    return lax._convert_element_type(a, _dtypes.default_int_dtype(), False) \
+        if get_aval(a).dtype == _np.bool_ else a
+
+
 def cumsum(a, axis=None, dtype=None):
     a = asarray_leaf(a)
     if axis is None:
         a, axis = ravel(a), 0
-    a = lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) if dtype else _int_sum_promote(a)
+    a = lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) if dtype else _bool_to_int(a)
     ax = canonicalize_axis(axis, get_aval(a).ndim)
     from ..dispatch import jit_call_named
     return jit_call_named("cumsum", lambda v: lax.cumsum(v, ax), a)
@@ -598,7 +709,7 @@ def cumprod(a, axis=None, dtype=None):
     a = asarray_leaf(a)
     if axis is None:
         a, axis = ravel(a), 0
-    a = lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) if dtype else _int_sum_promote(a)
+    a = lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) if dtype else _bool_to_int(a)
     from ..dispatch import jit_call_named
     ax = canonicalize_axis(axis, get_aval(a).ndim)
     return jit_call_named("cumprod", lambda v: lax.cumprod(v, ax), a)
@@ -619,8 +730,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     a, b = promote_dtypes(a, b)
     la, lb = get_aval(a), get_aval(b)
     if la.ndim == 0 or lb.ndim == 0:
-        raise ValueError(f"matmul: Input operand {0 if la.ndim == 0 else 1} does not have enough "
-                         "dimensions (has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
+        raise ValueError(f"matmul input operand {0 if la.ndim == 0 else 1} must have ndim at least 1, "
+                         "but it has ndim 0")
     if la.ndim <= 2 and lb.ndim <= 2:
         if la.shape[-1] != lb.shape[0]:
             raise TypeError(f"dot_general requires contracting dimensions to have the same shape, "
@@ -675,6 +786,7 @@ def size(a, axis=None):
 def reshape(a, shape=None, order="C", *, newshape=None):
     a = asarray_leaf(a)
     shape = newshape if shape is None else shape
+    given = shape   # JAX's messages show the shape as the caller wrote it
     shape = _shape(shape)
     aval = get_aval(a)
     if builtins.sum(1 for s in shape if s == -1) > 1:
@@ -683,12 +795,12 @@ def reshape(a, shape=None, order="C", *, newshape=None):
         known = int(_np.prod([s for s in shape if s != -1]))
         if known == 0 or aval.size % known:
             raise TypeError(f"cannot reshape array of shape {aval.shape} (size {aval.size}) into shape "
-                            f"{shape} because the product of specified axis sizes ({known}) does "
+                            f"{given} because the product of specified axis sizes ({known}) does "
                             f"not evenly divide {aval.size}")
         shape = tuple(aval.size // known if s == -1 else s for s in shape)
     if int(_np.prod(shape)) != aval.size:
         raise TypeError(f"cannot reshape array of shape {aval.shape} (size {aval.size}) into shape "
-                        f"{shape} (size {int(_np.prod(shape))})")
+                        f"{given} (size {int(_np.prod(shape))})")
     return lax.reshape(a, shape)
 
 
@@ -758,7 +870,8 @@ def broadcast_to(array, shape):
         if _np.broadcast_shapes(aval.shape, shape) != shape:
             raise ValueError
     except ValueError:
-        raise ValueError(f"Incompatible shapes for broadcasting: {aval.shape} and requested shape {shape}") from None
+        raise ValueError(f"Incompatible types for broadcasting: input type={aval.str_short()} and "
+                         f"requested type={aval.update(shape=shape).str_short()}") from None
     lead = len(shape) - aval.ndim
     kept = [i for i in range(aval.ndim) if aval.shape[i] == shape[lead + i]]
     squeezed = lax.squeeze(a, [i for i in range(aval.ndim) if i not in kept]) if len(kept) < aval.ndim else a
@@ -791,7 +904,8 @@ def stack(arrays, axis=0, dtype=None):
     arrays = [asarray_leaf(a) for a in arrays]
     shapes = {get_aval(a).shape for a in arrays}
     if len(shapes) > 1:
-        raise ValueError("All input arrays must have the same shape.")
+        raise ValueError("All input arrays must have the same shape. Got "
+                         f"{', '.join(str(get_aval(a).shape) for a in arrays)}.")
     nd = get_aval(arrays[0]).ndim + 1
     ax = canonicalize_axis(axis, nd)
     return concatenate([lax.expand_dims(a, (ax,)) for a in arrays], ax, dtype)

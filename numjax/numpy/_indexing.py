@@ -16,7 +16,7 @@ def _expand_ellipsis(idx, ndim):
     if len(positions) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if n_real > ndim:
-        raise IndexError(f"Too many indices: {ndim}-dimensional array indexed with {n_real} regular indices.")
+        raise IndexError(f"Too many indices: array is {ndim}-dimensional, but {n_real} were indexed")
     fill = (slice(None),) * (ndim - n_real)
     if positions:
         pos = positions[0]
@@ -52,15 +52,18 @@ def getitem(arr, idx):
             stop = max(stop, start)
             starts.append(start), limits.append(stop), strides.append(step)
             out_dim += 1
-        elif isinstance(i, (int, np.integer)):
-            k = int(i)
-            if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
-            k %= n
+        elif isinstance(i, (int, np.integer)) and -n <= int(i) < n:
+            k = int(i) % n
             starts.append(k), limits.append(k + 1), strides.append(1)
             squeeze_dims.append(dim)
+        elif isinstance(i, (int, np.integer)):
+            # Out of bounds: JAX clamps on retrieval, through a dynamic_slice of the index.
+            dyn.append((dim, Array(np.asarray(int(i), np.int32), False)))
+            starts.append(0), limits.append(1), strides.append(1)
+            squeeze_dims.append(dim)
         else:
-            dyn.append((dim, i))
+            # A weakly typed traced index is made strong first, as JAX's indexing does.
+            dyn.append((dim, lax._convert_element_type(i, get_aval(i).dtype, False)))
             starts.append(0), limits.append(1), strides.append(1)   # size 1 after dynamic_slice
             squeeze_dims.append(dim)
         dim += 1
@@ -84,20 +87,20 @@ def _is_scalar_int(i):
 
 
 def _flip_slice(start, stop, step, n):
-    # A negative-step slice is a positive-step slice of the reversed axis.
+    # A negative-step slice is the positive-step slice over the same elements
+    # (from the last one selected up to `start`), then reversed (as JAX lowers it).
     count = max(0, -(-(start - stop) // -step))
     if count == 0:
         return 0, 0, 1
     last = start + (count - 1) * step
-    return n - 1 - start, n - 1 - last + 1, -step
+    return last, start + 1, -step
 
 
 def _dynamic_part(arr, dyn, aval):
     starts = [0] * aval.ndim
     sizes = list(aval.shape)
     for dim, i in dyn:
-        n = aval.shape[dim]
-        i = lax.select(lax.lt(i, _zero(i)), lax.add(i, _const(n, i)), i)
+        # lax.dynamic_slice maps a negative index to one counted from the end.
         starts[dim] = i
         sizes[dim] = 1
     starts = [s if not isinstance(s, int) else _const(s, dyn[0][1]) for s in starts]

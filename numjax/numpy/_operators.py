@@ -92,9 +92,12 @@ def _fast_binary(ufunc, slow, reflected):
         if sv.dtype != dt:
             sv = sv.astype(dt)
         ov = dt.type(ov) if t is not Array else (ov if odt == dt else ov.astype(dt))
-        out = ufunc(ov, sv) if reflected else ufunc(sv, ov)
+        try:
+            out = ufunc(ov, sv) if reflected else ufunc(sv, ov)
+        except ValueError:
+            return slow(self, other)   # incompatible shapes: raise JAX's TypeError from lax
         if compare:
-            return Array(np.asarray(out), False)
+            return Array(np.asarray(out), weak)   # weak exactly when both operands are (as lax)
         return Array(np.asarray(out, dtype=dt), weak)
     return op
 
@@ -110,7 +113,7 @@ def _invert(x):
 
 def _reshape_method(self, *shape, order="C"):
     import numjax.numpy as jnp
-    if len(shape) == 1 and not isinstance(shape[0], int):
+    if len(shape) == 1:
         shape = shape[0]
     return jnp.reshape(self, shape)
 

@@ -6,6 +6,13 @@ from ..array import Array
 
 
 def _as_const(x, dtype, weak):
+    if type(x) is int and np.dtype(dtype).kind in "iu":
+        # A Python int wraps into a narrower integer dtype (int8 * 300), as in JAX, but
+        # must fit the default integer type.
+        info = np.iinfo(dtypes.default_int_dtype())
+        if not info.min <= x <= info.max and not np.iinfo(dtype).min <= x <= np.iinfo(dtype).max:
+            raise OverflowError(f"Python int {x} too large to convert to {np.dtype(dtype).name}")
+        return Array(np.asarray(x, dtype=np.int64).astype(dtype), weak)
     return Array(np.asarray(x, dtype=dtype), weak)
 
 
@@ -30,7 +37,7 @@ def promote_dtypes(*args):
     out = []
     for a in args:
         if type(a) in (int, float, complex, bool):
-            out.append(_as_const(a, dt, weak or type(a) is not bool))
+            out.append(_as_const(a, dt, weak))
         else:
             out.append(lax._convert_element_type(asarray_leaf(a), dt, weak))
     return out
@@ -52,7 +59,7 @@ def promote_args_inexact(fn_name, *args):
     if dt.kind not in "fc":
         dt = dtypes.default_float_dtype()
         args = [lax._convert_element_type(asarray_leaf(a), dt, weak) if type(a) not in (int, float, bool)
-                else _as_const(a, dt, True) for a in args]
+                else _as_const(a, dt, weak) for a in args]
     return promote_args(fn_name, *args)
 
 
