@@ -6,7 +6,7 @@ reuses one compiled copy per type signature.
 import numba
 import numpy as np
 
-_njit = numba.njit(cache=True, nogil=True)
+_njit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
 
 @_njit

@@ -72,6 +72,12 @@ def _dot_general(gen, eqn):
     lfree = [i for i in range(ln) if i not in lc and i not in lb]
     rfree = [i for i in range(rn) if i not in rc and i not in rb]
     sh = lambda v, dims: " * ".join([gen.dim(v.aval.shape[d]) for d in dims]) or "1"  # noqa: E731
+    if lhs.aval.dtype != out.aval.dtype:
+        # preferred_element_type: accumulate in the result type, as XLA does.
+        cast = scalar.np_type(out.aval.dtype)
+        lines = [f"{gen.name(lhs)}_c = {gen.name(lhs)}.astype({cast})",
+                 f"{gen.name(rhs)}_c = {gen.name(rhs)}.astype({cast})"]
+        return lines + _dot_general_cast(gen, eqn)
     if not lb and lhs.aval.dtype.kind in "fc" and out.aval.shape != ():
         l2 = _as_matrix(gen, lhs, lfree, lc, sh)
         r2 = _as_matrix(gen, rhs, rc, rfree, sh)
@@ -92,6 +98,19 @@ def _dot_general(gen, eqn):
     else:
         lines.append(f"{gen.name(out)} = {res}.reshape({gen.shape_src(out.aval.shape)})")
     return lines
+
+
+def _dot_general_cast(gen, eqn):
+    """The same dot_general on the operands already cast to the result dtype."""
+    from numjax.jaxpr import JaxprEqn, Var
+    lhs, rhs = eqn.invars
+    out_dt = eqn.outvars[0].aval.dtype
+    casted = []
+    for v in (lhs, rhs):
+        nv = Var(v.aval.update(dtype=out_dt))
+        gen.names[nv] = f"{gen.name(v)}_c"
+        casted.append(nv)
+    return _dot_general(gen, JaxprEqn(eqn.primitive, casted, eqn.outvars, eqn.params))
 
 
 def _as_matrix(gen, v, rows, cols, sh):

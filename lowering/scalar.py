@@ -137,6 +137,8 @@ RULES = {
     "select_n": _select_n, "convert_element_type": _convert,
     "clamp": lambda a, i, o, p: f"sh.fmin(sh.fmax({a[1]}, {a[0]}), {a[2]})",
     "shift_left": _binop("<<"), "shift_right_arithmetic": _binop(">>"),
+    "shift_right_logical": lambda a, i, o, p: (
+        f"{np_type(o)}({_unsigned(o)}({a[0]}) >> {_unsigned(o)}({a[1]}))"),
 }
 
 
@@ -146,6 +148,10 @@ def expression(name, args, in_dtypes, out_dtype, params):
     if np.dtype(out_dtype) == np.bool_:
         return expr
     return f"{np_type(out_dtype)}({expr})"
+
+
+def _unsigned(dtype):
+    return np_type(np.dtype(f"u{np.dtype(dtype).itemsize}"))
 
 
 def is_elementwise(name):

@@ -11,6 +11,6 @@ import numba
 from . import vmath
 
 for _name in vmath.__all__:
-    globals()[_name] = numba.njit(cache=True, nogil=True)(getattr(vmath, _name).py_func)
+    globals()[_name] = numba.njit(cache=True, nogil=True, error_model="numpy")(getattr(vmath, _name).py_func)
 
 __all__ = list(vmath.__all__)
