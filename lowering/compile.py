@@ -39,7 +39,7 @@ class Lowered:
 
 def inline_jits(jaxpr):
     """Nested jit equations are spliced into their parent so fusion sees through them."""
-    from numjax.jaxpr import Jaxpr, JaxprEqn
+    from numjax.jaxpr import Jaxpr, JaxprEqn, Var
     if not any(e.primitive.name == "jit" for e in jaxpr.eqns):
         return jaxpr
     eqns, rename = [], {}
@@ -57,8 +57,11 @@ def inline_jits(jaxpr):
             raise NotImplementedError("nested jit with array constants")
         local = dict(zip(inner.invars, [sub(v) for v in eqn.invars]))
         for ie in inner.eqns:
+            # Fresh variables per call site: the same jitted helper may be inlined twice.
+            outs = [Var(o.aval) for o in ie.outvars]
             eqns.append(JaxprEqn(ie.primitive, [local.get(v, v) if type(v) is not Literal else v
-                                                for v in ie.invars], ie.outvars, ie.params))
+                                                for v in ie.invars], outs, ie.params))
+            local.update(zip(ie.outvars, outs))
         for outer_v, inner_v in zip(eqn.outvars, inner.outvars):
             rename[outer_v] = local.get(inner_v, inner_v) if type(inner_v) is not Literal else inner_v
     outvars = [sub(v) for v in jaxpr.outvars]

@@ -173,6 +173,8 @@ def _flatten_up_to(treedef, tree):
     if nt is None or nt.from_iter is not treedef.node.from_iter:
         raise ValueError(f"Custom node type mismatch; expected {treedef}, got {tree!r}.")
     children, aux = nt.to_iter(tree)
+    if _hashable(aux) != _hashable(treedef.aux):
+        raise ValueError(f"Mismatch custom node data: {aux!r} != {treedef.aux!r}; value: {tree!r}.")
     if len(children) != len(treedef.children):
         raise ValueError(f"Tuple arity mismatch: {len(children)} != {len(treedef.children)}; "
                          f"tuple: {tree!r}.")
