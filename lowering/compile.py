@@ -234,6 +234,10 @@ class RegionCodegen:
         self.unrollable = True    # False once a reduction needs more than scalar accumulators
 
     def _can_flatten(self):
+        # Only rank 1: a reshape(-1) view of an N-d input stopped LLVM vectorizing loops
+        # with table lookups (sin/cos), 3.5x slower measured; N-d regions use nested loops.
+        if self.rank != 1:
+            return False
         for eqn in self.region.eqns:
             name = eqn.primitive.name
             if name in ("iota", "broadcast_in_dim"):
@@ -294,9 +298,9 @@ class RegionCodegen:
                 if type(v) is Literal or v.aval.shape == () or v in self.region.defined or v in seen:
                     continue
                 seen.add(v)
-                pre.append(f"{self.gen.name(v)}_f = {self.gen.name(v)}.reshape(-1)")
+                pre.append(f"{self.gen.name(v)}_f = {self.gen.name(v)}")
         for v in self.region.materialize:
-            pre.append(f"{self.gen.name(v)}_f = {self.gen.name(v)}.reshape(-1)")
+            pre.append(f"{self.gen.name(v)}_f = {self.gen.name(v)}")
 
     def _eqn(self, eqn, body, inits, finals):
         name = eqn.primitive.name
@@ -494,7 +498,7 @@ _HEADER = """\
 import math
 import numba
 import numpy as np
-from numjax.lowering import vmath_calls as vm
+from numjax.lowering import vmath as vm
 from numjax.lowering import scalar_helpers as sh
 from numjax.lowering import kernels as kn
 from numjax.lowering.compile import kernel_registry
@@ -510,7 +514,7 @@ _KERNEL_HEADER = """\
 import math
 import numba
 import numpy as np
-from numjax.lowering import vmath_calls as vm
+from numjax.lowering import vmath as vm
 from numjax.lowering import scalar_helpers as sh
 
 """
