@@ -231,6 +231,8 @@ class RegionCodegen:
         self.flat = self._can_flatten()
         self.local = {}           # var -> scalar source inside the loop body
         self.accs = []            # scalar accumulators: (name, init source, combine, dtype)
+        self.acc_inputs = {}      # accumulator -> the scalar it accumulates
+        self._acc_depth = {}      # accumulator -> loop depth it lives at
         self.unrollable = True    # False once a reduction needs more than scalar accumulators
 
     def _can_flatten(self):
@@ -349,8 +351,10 @@ class RegionCodegen:
             acc = self.gen.tmp("acc")
             init_src = scalar.literal(init, dt) if dt != np.bool_ else init
             inits.setdefault(depth, []).append(f"{acc} = {init_src}")
+            self._acc_depth[acc] = depth
             body.append(f"{acc} = {combine(acc, val, dt)}")
             self.accs.append((acc, init_src, combine, dt))
+            self.acc_inputs[acc] = val
             if out.aval.shape == ():
                 finals.setdefault(depth, []).append(f"{res} = {acc}")
             else:
@@ -390,6 +394,36 @@ class RegionCodegen:
             self.gen.emit(f"{res} = np.empty({self.gen.shape_src(out.aval.shape)}, {idx_t})")
             finals.setdefault(depth, []).append(f"{res}[{', '.join(f'i{d}' for d in kept)}] = {bi}")
 
+    def _two_phase(self, body):
+        """Row reductions of transcendental values: compute the row into a buffer in one
+        vectorizable loop, then reduce the buffer with partial accumulators. (A float
+        accumulator in the same loop stops LLVM vectorizing the transcendental.)"""
+        last = self.rank - 1
+        return (self.unrollable and not self.flat and self.rank >= 1
+                and any("vm." in line for line in body)
+                and all(acc in self.acc_inputs for acc, *_ in self.accs)
+                and all(self._acc_depth.get(acc) == last for acc, *_ in self.accs))
+
+    def _emit_two_phase(self, loop, body, depth):
+        gen = self.gen
+        var, bound = loop
+        bufs = {}
+        for acc, _, _, dt in self.accs:
+            bufs[acc] = gen.tmp("row")
+            gen.emit(f"{bufs[acc]} = np.empty({bound}, {scalar.np_type(dt)})", depth)
+        gen.emit(f"for {var} in range({bound}):", depth)
+        acc_lines = {f"{acc} = " for acc, *_ in self.accs}
+        for line in body:
+            target = next((a for a in acc_lines if line.startswith(a)), None)
+            if target is None:
+                gen.emit(line, depth + 1)
+            else:
+                acc = target[:-3]
+                gen.emit(f"{bufs[acc]}[{var}] = {self.acc_inputs[acc]}", depth + 1)
+        reduce_body = [f"{acc} = {combine(acc, f'{bufs[acc]}[{var}]', dt)}"
+                       for acc, _, combine, dt in self.accs]
+        return self._emit_unrolled_innermost(loop, reduce_body, depth)
+
     def _unroll_worth_it(self, body):
         # Partial accumulators pay off for memory-bound reductions with short bodies; long
         # bodies are compute-bound and would only multiply compile time.
@@ -410,12 +444,14 @@ class RegionCodegen:
         for k, (var, bound) in enumerate(loops):
             for line in inits.get(k, []):
                 gen.emit(line, depth)
-            if k == len(loops) - 1 and self.accs and self._unroll_worth_it(body):
+            if k == len(loops) - 1 and self.accs and (self._unroll_worth_it(body) or self._two_phase(body)):
                 break   # the innermost loop is emitted unrolled below
             rng = "numba.prange" if par and k == 0 else "range"
             gen.emit(f"for {var} in {rng}({bound}):", depth)
             depth += 1
-        if loops and self.accs and self._unroll_worth_it(body):
+        if loops and self.accs and self._two_phase(body):
+            depth = self._emit_two_phase(loops[-1], body, depth)
+        elif loops and self.accs and self._unroll_worth_it(body):
             depth = self._emit_unrolled_innermost(loops[-1], body, depth)
         else:
             for line in body:
