@@ -54,6 +54,19 @@ def _unpack(trace, leaves):
     return primals, tangents
 
 
+def _prepare_call(custom, args, kwargs):
+    """Split a call of a custom-rule function into the JVP trace seeing it (None when no
+    JVP applies) and that trace's primals and tangents of the differentiable arguments."""
+    args = _resolve_args(custom.fun, args, kwargs)
+    nondiff, diff = _split_nondiff(args, custom.nondiff_argnums)
+    leaves, tree = tree_util.tree_flatten(diff)
+    trace = _jvp_trace_of(leaves)
+    if trace is None:
+        return args, nondiff, tree, None, None, None
+    primals, tangents = _unpack(trace, leaves)
+    return args, nondiff, tree, trace, primals, tangents
+
+
 class custom_jvp:
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
@@ -80,15 +93,11 @@ class custom_jvp:
         self.defjvp(jvp)
 
     def __call__(self, *args, **kwargs):
-        args = _resolve_args(self.fun, args, kwargs)
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} using defjvp.")
-        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
-        leaves, tree = tree_util.tree_flatten(diff)
-        trace = _jvp_trace_of(leaves)
+        args, nondiff, tree, trace, primals, tangents = _prepare_call(self, args, kwargs)
         if trace is None:
             return self.fun(*args)
-        primals, tangents = _unpack(trace, leaves)
         tangents = [ad.instantiate(t) for t in tangents]
         p_args = tree_util.tree_unflatten(tree, primals)
         t_args = tree_util.tree_unflatten(tree, tangents)
@@ -149,15 +158,11 @@ class custom_vjp:
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args, **kwargs):
-        args = _resolve_args(self.fun, args, kwargs)
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} using defvjp.")
-        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
-        leaves, tree = tree_util.tree_flatten(diff)
-        trace = _jvp_trace_of(leaves)
+        args, nondiff, tree, trace, primals, tangents = _prepare_call(self, args, kwargs)
         if trace is None:
             return self.fun(*args)
-        primals, tangents = _unpack(trace, leaves)
         p_args = tree_util.tree_unflatten(tree, primals)
         out, res = self.fwd(*nondiff, *p_args)
         out_leaves, out_tree = tree_util.tree_flatten(out)
