@@ -380,9 +380,18 @@ class RegionCodegen:
         pos = "i" if self.flat else f"i{axis}"
         res = self.gen.name(out)
         idx_t = scalar.np_type(out.aval.dtype)
-        if not trailing:
-            raise NotImplementedError("argmax/argmin over a non-trailing axis")
         self.unrollable = False
+        if not trailing:
+            # Per-output running best and index arrays, updated in the natural loop order.
+            k = ", ".join(f"i{d}" for d in kept)
+            shape = self.gen.shape_src(out.aval.shape)
+            self.gen.emit(f"{best} = np.full({shape}, {init}, {scalar.np_type(dt)})")
+            self.gen.emit(f"{res} = np.full({shape}, -1, {idx_t})")
+            body.append(f"if {res}[{k}] < 0 or ({best}[{k}] == {best}[{k}] and "
+                        f"({val} {better} {best}[{k}] or {val} != {val})):")
+            body.append(f"    {best}[{k}] = {val}")
+            body.append(f"    {res}[{k}] = {pos}")
+            return
         inits.setdefault(depth, []).extend([f"{best} = {init}", f"{bi} = -1"])
         # The first NaN wins, then the first extremum, as XLA's argmax does.
         body.append(f"if {bi} < 0 or ({best} == {best} and ({val} {better} {best} or {val} != {val})):")

@@ -183,13 +183,17 @@ def _pad(gen, eqn):
     x, pv = eqn.invars
     out = eqn.outvars[0]
     cfg = eqn.params["padding_config"]
-    if any(lo < 0 or hi < 0 for lo, hi, _ in cfg):
-        raise NotImplementedError("pad with negative padding")
-    idx = ", ".join(f"{lo}:{lo + (n - 1) * (it + 1) + 1 if n else lo}:{it + 1}"
+    # Negative padding crops: pad with the non-negative parts, then slice the crop away.
+    full_shape = [lo_ + hi_ + n + max(n - 1, 0) * it for (lo_, hi_, it), n in
+                  zip([(max(lo, 0), max(hi, 0), it) for lo, hi, it in cfg], x.aval.shape)]
+    idx = ", ".join(f"{max(lo, 0)}:{max(lo, 0) + (n - 1) * (it + 1) + 1 if n else max(lo, 0)}:{it + 1}"
                     for (lo, hi, it), n in zip(cfg, x.aval.shape))
-    return [f"{gen.name(out)} = np.full({gen.shape_src(out.aval.shape)}, {gen.name(pv)}, "
+    tmp = gen.tmp("pad")
+    crop = ", ".join(f"{-min(lo, 0)}:{m - (-min(hi, 0))}" for (lo, hi, _), m in zip(cfg, full_shape))
+    return [f"{tmp} = np.full(({''.join(str(m) + ', ' for m in full_shape)}), {gen.name(pv)}, "
             f"{scalar.np_type(out.aval.dtype)})",
-            f"{gen.name(out)}[{idx},] = {gen.name(x)}"]
+            f"{tmp}[{idx},] = {gen.name(x)}",
+            f"{gen.name(out)} = np.ascontiguousarray({tmp}[{crop},])"]
 
 
 NODE_RULES = {
