@@ -339,6 +339,12 @@ class RegionCodegen:
         axes = eqn.params["axes"]
         val = self.read(src, body)
         dt = src.aval.dtype
+        if not axes:   # reducing over no axes is a copy
+            res = self.gen.name(out)
+            self.gen.emit(f"{res} = np.empty({self.gen.shape_src(out.aval.shape)}, {scalar.np_type(out.aval.dtype)})")
+            body.append(f"{res}[{self.idx()}] = {val}" if not self.flat else f"{res}[i] = {val}")
+            self.unrollable = False
+            return
         trailing = tuple(axes) == tuple(range(self.rank - len(axes), self.rank))
         depth = self.rank - len(axes) if not self.flat else 0
         kept = [d for d in range(self.rank) if d not in axes]
@@ -458,9 +464,11 @@ class RegionCodegen:
             rng = "numba.prange" if par and k == 0 else "range"
             gen.emit(f"for {var} in {rng}({bound}):", depth)
             depth += 1
-        if loops and self.accs and self._two_phase(body):
+        if not loops:
+            pass   # a rank-0 region is emitted as straight-line code below
+        elif self.accs and self._two_phase(body):
             depth = self._emit_two_phase(loops[-1], body, depth)
-        elif loops and self.accs and self._unroll_worth_it(body):
+        elif self.accs and self._unroll_worth_it(body):
             depth = self._emit_unrolled_innermost(loops[-1], body, depth)
         else:
             for line in body:

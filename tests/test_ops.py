@@ -136,9 +136,21 @@ def test_jit_vs_eager(case):
     _check_jit(case)
 
 
+_NO_LOWERING = ("float16", "1j", "jnp.mean(dtype)")   # mean(dtype) casts to float16
+
+
+def _mark_unlowered(case):
+    # float16 and complex programs have no Numba lowering: they run eagerly with a warning,
+    # which this test treats as a failure (listed as missing in README).
+    if any(tag in str(case) for tag in _NO_LOWERING):
+        return pytest.param(case, marks=pytest.mark.xfail(
+            strict=True, reason="float16/complex programs have no Numba lowering (run eagerly)"))
+    return case
+
+
 @pytest.mark.jit
 @pytest.mark.slow
-@pytest.mark.parametrize("case", JIT_CASES, ids=str)
+@pytest.mark.parametrize("case", [_mark_unlowered(c) for c in JIT_CASES], ids=str)
 def test_jit_vs_eager_table(case):
     _check_jit(case)
 
