@@ -695,24 +695,21 @@ def _bool_to_int(a):
         if get_aval(a).dtype == _np.bool_ else a
 
 
-def cumsum(a, axis=None, dtype=None):
-    a = asarray_leaf(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    a = lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) if dtype else _bool_to_int(a)
-    ax = canonicalize_axis(axis, get_aval(a).ndim)
-    from ..dispatch import jit_call_named
-    return jit_call_named("cumsum", lambda v: lax.cumsum(v, ax), a)
+def _cumulative(name, lax_fn):
+    def fn(a, axis=None, dtype=None):
+        a = asarray_leaf(a)
+        if axis is None:
+            a, axis = ravel(a), 0
+        a = lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) if dtype else _bool_to_int(a)
+        ax = canonicalize_axis(axis, get_aval(a).ndim)
+        from ..dispatch import jit_call_named
+        return jit_call_named(name, lambda v: lax_fn(v, ax), a)
+    fn.__name__ = name
+    return fn
 
 
-def cumprod(a, axis=None, dtype=None):
-    a = asarray_leaf(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    a = lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) if dtype else _bool_to_int(a)
-    from ..dispatch import jit_call_named
-    ax = canonicalize_axis(axis, get_aval(a).ndim)
-    return jit_call_named("cumprod", lambda v: lax.cumprod(v, ax), a)
+cumsum = _cumulative("cumsum", lax.cumsum)
+cumprod = _cumulative("cumprod", lax.cumprod)
 
 
 # ---------------------------------------------------------------- linear algebra
