@@ -36,7 +36,7 @@ class TracerBoolConversionError(ConcretizationTypeError):
 
 class TracerIntegerConversionError(JAXTypeError):
     def __init__(self, tracer):
-        msg = (f"The __index__() method was called on traced array with shape {tracer.aval.str_short()}.\n"
+        msg = (f"The __index__() method was called on traced array with shape {tracer.aval.str_short()}\n"
                f"{_origin(tracer)}See {_URL}TracerIntegerConversionError")
         super().__init__(msg)
 
@@ -44,7 +44,7 @@ class TracerIntegerConversionError(JAXTypeError):
 class TracerArrayConversionError(JAXTypeError):
     def __init__(self, tracer):
         msg = (f"The numpy.ndarray conversion method __array__() was called on traced array with shape "
-               f"{tracer.aval.str_short()}.\n{_origin(tracer)}See {_URL}TracerArrayConversionError")
+               f"{tracer.aval.str_short()}\n{_origin(tracer)}See {_URL}TracerArrayConversionError")
         super().__init__(msg)
 
 

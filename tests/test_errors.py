@@ -167,8 +167,6 @@ def test_numpy_conversion_of_tracer():
     assert msg.endswith(f"See {URL}TracerArrayConversionError")
 
 
-@pytest.mark.xfail(strict=True, reason="numjax/errors.py ends the first line with '.'; JAX 0.10.2 "
-                                       "does not for these two errors")
 def test_conversion_error_first_lines_exact():
     with pytest.raises(errors.TracerIntegerConversionError) as info:
         jax.jit(f_index)(1)
