@@ -118,11 +118,13 @@ class _Names:
 
     def __init__(self):
         self.names = {}
+        self.fresh = 0   # aliases reuse names, so they must not advance the counter
 
     def __getitem__(self, var):
         name = self.names.get(var)
         if name is None:
-            name = self.names[var] = _encode(len(self.names))
+            name = self.names[var] = _encode(self.fresh)
+            self.fresh += 1
         return name
 
     def alias(self, var, name):

@@ -23,8 +23,6 @@ import numjax.numpy as jnp
 
 R_ONELINE = ("printer: JAX prints a jaxpr that fits in 80 columns on one line, equations "
              "joined by '; '")
-R_NAMES = ("printer: variable names inside a nested jaxpr skip letters (each aliased binder "
-           "advances numjax's name counter, jaxpr._Names uses len(names))")
 R_PARAMW = ("printer: JAX wraps an equation's params only when the [...] group itself ends "
             "past column 80 (operands after ']' do not count)")
 R_INLINE_JIT = "printer: JAX keeps a whole jit equation on one line when it fits"
@@ -86,7 +84,7 @@ PROGRAMS = [
         "        in (c,) }\n"
         "    ] b a 0.0:f32[]\n"
         "  in (c,) }",
-      R_NAMES),
+      None),
     P('where_arrays', lambda c, x, y: jnp.where(c, x, y), lambda: (jnp.ones(3, bool), jnp.ones(3), jnp.ones(3)),
         "{ lambda ; a:bool[3] b:f32[3] c:f32[3]. let\n"
         "    d:f32[3] = jit[\n"
@@ -109,7 +107,7 @@ PROGRAMS = [
         "        in (e,) }\n"
         "    ] d a b\n"
         "  in (e,) }",
-      R_NAMES),
+      None),
     P('dot', lambda x, y: jnp.dot(x, y), lambda: (jnp.ones((2, 3)), jnp.ones((3, 4))),
         "{ lambda ; a:f32[2,3] b:f32[3,4]. let\n"
         "    c:f32[2,4] = dot_general[\n"
@@ -386,7 +384,7 @@ PROGRAMS = [
         "        in (b,) }\n"
         "    ] a -1.0:f32[] 1.0:f32[]\n"
         "  in (b,) }",
-      R_NAMES),
+      None),
     P('expand_squeeze', lambda x: jnp.squeeze(jnp.expand_dims(x, 0)), lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let\n"
         "    b:f32[1,3] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n"
@@ -486,7 +484,7 @@ PROGRAMS = [
         "        in (b,) }\n"
         "    ] a 2:i32[]\n"
         "  in (b,) }",
-      R_NAMES),
+      None),
     P('remainder_float', lambda x: x % 2.0, lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let\n"
         "    b:f32[3] = jit[\n"
@@ -504,7 +502,7 @@ PROGRAMS = [
         "        in (b,) }\n"
         "    ] a 2.0:f32[]\n"
         "  in (b,) }",
-      R_NAMES),
+      None),
     P('logical_not', lambda x: ~x, lambda: (jnp.ones(3, bool),),
         "{ lambda ; a:bool[3]. let b:bool[3] = not a in (b,) }",
       R_ONELINE),
@@ -590,7 +588,7 @@ PROGRAMS = [
         "        in (b,) }\n"
         "    ] a\n"
         "  in (b,) }",
-      R_NAMES),
+      None),
     P('isinf', jnp.isinf, lambda: (jnp.ones((2, 3)),),
         "{ lambda ; a:f32[2,3]. let\n"
         "    b:bool[2,3] = jit[\n"
@@ -601,7 +599,7 @@ PROGRAMS = [
         "        in (b,) }\n"
         "    ] a\n"
         "  in (b,) }",
-      R_NAMES),
+      None),
     P('rint', jnp.rint, lambda: (jnp.ones((2, 3)),),
         "{ lambda ; a:f32[2,3]. let\n"
         "    b:f32[2,3] = jit[\n"
@@ -639,7 +637,7 @@ PROGRAMS = [
         "        in (b,) }\n"
         "    ] a\n"
         "  in (b,) }",
-      R_NAMES),
+      None),
     P('round_int', lambda x: jnp.round(x), lambda: (jnp.ones(3, jnp.int32),),
         "{ lambda ; a:i32[3]. let\n"
         "    b:i32[3] = jit[name=round jaxpr={ lambda ; a:i32[3]. let  in (a,) }] a\n"
@@ -655,7 +653,7 @@ PROGRAMS = [
         "        in (c,) }\n"
         "    ] a b\n"
         "  in (c,) }",
-      R_NAMES),
+      None),
     P('floor_divide_float', lambda x: x // 2.0, lambda: (jnp.ones(3),),
         "let floor_divide = { lambda ; a:f32[3] b:f32[]. let\n"
         "    c:f32[] = convert_element_type[new_dtype=float32 weak_type=False] b\n"
@@ -683,7 +681,7 @@ PROGRAMS = [
         "{ lambda ; s:f32[3]. let\n"
         "    t:f32[3] = jit[name=floor_divide jaxpr=floor_divide] s 2.0:f32[]\n"
         "  in (t,) }",
-      R_SHARED + '; ' + R_NAMES + '; ' + R_DCE),
+      R_SHARED + '; ' + R_DCE),
     P('remainder_int_arrays', lambda x, y: x % y, lambda: (jnp.ones(3, jnp.int32), jnp.ones(3, jnp.int32)),
         "let remainder = { lambda ; a:i32[3] b:i32[3]. let\n"
         "    c:bool[3] = eq b 0:i32[]\n"
@@ -706,7 +704,7 @@ PROGRAMS = [
         "{ lambda ; n:i32[3] o:i32[3]. let\n"
         "    p:i32[3] = jit[name=remainder jaxpr=remainder] n o\n"
         "  in (p,) }",
-      R_SHARED + '; ' + R_NAMES),
+      R_SHARED),
 ]
 
 
