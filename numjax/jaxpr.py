@@ -173,8 +173,9 @@ def pp_jaxpr(jaxpr, names, indent, inline_ok=False):
     outs_t = f"({outs}{',' if len(jaxpr.outvars) == 1 else ''})"
     if not jaxpr.eqns:
         return f"{head}  in {outs_t} }}"
-    if inline_ok and len(jaxpr.eqns) == 1 and "\n" not in eqn_lines[0]:
-        one = f"{head} {eqn_lines[0].strip()} in {outs_t} }}"
+    if not any("\n" in line for line in eqn_lines):
+        # JAX prints a jaxpr that fits in the width on one line, equations joined by "; ".
+        one = f"{head} {'; '.join(line.strip() for line in eqn_lines)} in {outs_t} }}"
         if indent + len(one) <= WIDTH:
             return one
     tail = " " * (indent + 2) + f"in {outs_t} }}"

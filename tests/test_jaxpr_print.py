@@ -21,8 +21,6 @@ import numjax as jax
 import numjax.lax as lax
 import numjax.numpy as jnp
 
-R_ONELINE = ("printer: JAX prints a jaxpr that fits in 80 columns on one line, equations "
-             "joined by '; '")
 R_PARAMW = ("printer: JAX wraps an equation's params only when the [...] group itself ends "
             "past column 80 (operands after ']' do not count)")
 R_INLINE_JIT = "printer: JAX keeps a whole jit equation on one line when it fits"
@@ -57,7 +55,7 @@ PROGRAMS = [
       None),
     P('single_eqn', jnp.sin, lambda: (1.,),
         "{ lambda ; a:f32[]. let b:f32[] = sin a in (b,) }",
-      R_ONELINE),
+      None),
     P('sum_axes', lambda x: jnp.sum(x, axis=(0, 2)), lambda: (jnp.ones((2, 3, 4)),),
         "{ lambda ; a:f32[2,3,4]. let\n"
         "    b:f32[3] = reduce_sum[axes=(0, 2) out_sharding=None] a\n"
@@ -71,7 +69,7 @@ PROGRAMS = [
       None),
     P('min_all', lambda x: x.min(), lambda: (jnp.ones((2, 3), jnp.int32),),
         "{ lambda ; a:i32[2,3]. let b:i32[] = reduce_min[axes=(0, 1)] a in (b,) }",
-      R_ONELINE),
+      None),
     P('where_scalar', lambda x: jnp.where(x > 0, x, 0.0), lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let\n"
         "    b:bool[3] = gt a 0.0:f32[]\n"
@@ -263,7 +261,7 @@ PROGRAMS = [
       None),
     P('integer_pow', lambda x: x ** 2, lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:f32[3] = integer_pow[y=2] a in (b,) }",
-      R_ONELINE),
+      None),
     P('integer_pow_neg', lambda x: x ** 3 + x ** -1, lambda: (2.0,),
         "{ lambda ; a:f32[]. let\n"
         "    b:f32[] = integer_pow[y=3] a\n"
@@ -276,7 +274,7 @@ PROGRAMS = [
       'JAX 0.10.2 has a `square` primitive; numjax emits integer_pow[y=2]'),
     P('int_literal', lambda x: x + 1, lambda: (jnp.ones(3, jnp.int32),),
         "{ lambda ; a:i32[3]. let b:i32[3] = add a 1:i32[] in (b,) }",
-      R_ONELINE),
+      None),
     P('float_literal_int_arg', lambda x: x * 2.5, lambda: (jnp.ones(3, jnp.int32),),
         "{ lambda ; a:i32[3]. let\n"
         "    b:f32[3] = convert_element_type[new_dtype=float32 weak_type=True] a\n"
@@ -285,7 +283,7 @@ PROGRAMS = [
       None),
     P('bool_literal', lambda x: x > 0, lambda: (jnp.ones(3, jnp.int32),),
         "{ lambda ; a:i32[3]. let b:bool[3] = gt a 0:i32[] in (b,) }",
-      R_ONELINE),
+      None),
     P('weak_args', lambda x, y: x + y, lambda: (1, 2.0),
         "{ lambda ; a:i32[] b:f32[]. let\n"
         "    c:f32[] = convert_element_type[new_dtype=float32 weak_type=True] a\n"
@@ -294,13 +292,13 @@ PROGRAMS = [
       None),
     P('literal_f16', lambda x: x * 2, lambda: (jnp.ones(2, jnp.float16),),
         "{ lambda ; a:f16[2]. let b:f16[2] = mul a 2.0:f16[] in (b,) }",
-      R_ONELINE),
+      None),
     P('constvar_closure', (lambda c: lambda x: x + c)(np.arange(3.0, dtype=np.float32)), lambda: (jnp.ones(3),),
         "{ lambda a:f32[3]; b:f32[3]. let c:f32[3] = add b a in (c,) }",
-      R_ONELINE),
+      None),
     P('constvar_jnp', (lambda c: lambda x: x * c)(jnp.arange(4)), lambda: (jnp.ones(4, jnp.int32),),
         "{ lambda a:i32[4]; b:i32[4]. let c:i32[4] = mul b a in (c,) }",
-      R_ONELINE),
+      None),
     P('identity_no_eqns', lambda x: x, lambda: (jnp.ones(3, jnp.int32),),
         "{ lambda ; a:i32[3]. let  in (a,) }",
       None),
@@ -320,7 +318,7 @@ PROGRAMS = [
       None),
     P('relu', lambda x: jnp.maximum(x, 0.0), lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:f32[3] = max a 0.0:f32[] in (b,) }",
-      R_ONELINE),
+      None),
     P('zeros_plus', lambda x: x + jnp.zeros(3), lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let\n"
         "    b:f32[3] = broadcast_in_dim 0.0:f32[]\n"
@@ -343,7 +341,7 @@ PROGRAMS = [
       None),
     P('lax_select_n', lambda p, x, y: lax.select_n(p, x, y), lambda: (jnp.ones(3, bool), jnp.ones(3), jnp.ones(3)),
         "{ lambda ; a:bool[3] b:f32[3] c:f32[3]. let d:f32[3] = select_n a b c in (d,) }",
-      R_ONELINE),
+      None),
     P('lax_convert', lambda x: lax.convert_element_type(x, jnp.int8), lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let\n"
         "    b:i8[3] = convert_element_type[new_dtype=int8 weak_type=False] a\n"
@@ -357,7 +355,7 @@ PROGRAMS = [
       None),
     P('lax_rev', lambda x: lax.rev(x, (0,)), lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:f32[3] = rev[dimensions=(0,)] a in (b,) }",
-      R_ONELINE),
+      None),
     P('batched_matmul', lambda x, y: jnp.matmul(x, y), lambda: (jnp.ones((2, 3, 4)), jnp.ones((2, 4, 5))),
         "{ lambda ; a:f32[2,3,4] b:f32[2,4,5]. let\n"
         "    c:f32[2,3,5] = dot_general[\n"
@@ -393,28 +391,28 @@ PROGRAMS = [
       None),
     P('full_like', lambda x: jnp.full_like(x, 3.0), lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:f32[3] = broadcast_in_dim 3.0:f32[] in (b,) }",
-      R_ONELINE),
+      None),
     P('abs_neg', lambda x: -jnp.abs(x), lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:f32[3] = abs a; c:f32[3] = neg b in (c,) }",
-      R_ONELINE),
+      None),
     P('literal_small_float', lambda x: x * 0.1, lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:f32[3] = mul a 0.10000000149011612:f32[] in (b,) }",
-      R_ONELINE),
+      None),
     P('literal_big_float', lambda x: x * 1e10, lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:f32[3] = mul a 10000000000.0:f32[] in (b,) }",
-      R_ONELINE),
+      None),
     P('literal_neg', lambda x: x - -1.5, lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:f32[3] = sub a -1.5:f32[] in (b,) }",
-      R_ONELINE),
+      None),
     P('literal_inf', lambda x: jnp.minimum(x, jnp.inf), lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:f32[3] = min a inf:f32[] in (b,) }",
-      R_ONELINE),
+      None),
     P('literal_bool', lambda x: x & True, lambda: (jnp.ones(3, bool),),
         "{ lambda ; a:bool[3]. let b:bool[3] = and a True:bool[] in (b,) }",
-      R_ONELINE),
+      None),
     P('literal_int8', lambda x: x * 3, lambda: (jnp.ones(3, jnp.int8),),
         "{ lambda ; a:i8[3]. let b:i8[3] = mul a 3:i8[] in (b,) }",
-      R_ONELINE),
+      None),
     P('literal_uint8_float', lambda x: x / 2, lambda: (jnp.ones(3, jnp.uint8),),
         "{ lambda ; a:u8[3]. let\n"
         "    b:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] a\n"
@@ -423,13 +421,13 @@ PROGRAMS = [
       None),
     P('literal_np_scalar', lambda x: x * np.float32(2), lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[] in (b,) }",
-      R_ONELINE),
+      None),
     P('const_array_inside', lambda x: x + jnp.array([1.0, 2.0, 3.0]), lambda: (jnp.ones(3),),
         "{ lambda a:f32[3]; b:f32[3]. let c:f32[3] = add b a in (c,) }",
-      R_ONELINE),
+      None),
     P('const_np_inside', lambda x: x + np.ones(3, np.float32), lambda: (jnp.ones(3),),
         "{ lambda a:f32[3]; b:f32[3]. let c:f32[3] = add b a in (c,) }",
-      R_ONELINE),
+      None),
     P('weak_int_arg_mul_float', lambda x: x * 2.0, lambda: (1,),
         "{ lambda ; a:i32[]. let\n"
         "    b:f32[] = convert_element_type[new_dtype=float32 weak_type=True] a\n"
@@ -438,7 +436,7 @@ PROGRAMS = [
       None),
     P('bool_arg_add', lambda x, y: x + y, lambda: (True, jnp.ones(2, bool)),
         "{ lambda ; a:bool[] b:bool[2]. let c:bool[2] = or a b in (c,) }",
-      R_ONELINE),
+      None),
     P('int_float_promote', lambda x, y: x * y, lambda: (jnp.ones(2, jnp.int32), jnp.ones(2)),
         "{ lambda ; a:i32[2] b:f32[2]. let\n"
         "    c:f32[2] = convert_element_type[new_dtype=float32 weak_type=False] a\n"
@@ -460,7 +458,7 @@ PROGRAMS = [
       None),
     P('reduce_prod', lambda x: jnp.prod(x, axis=0), lambda: (jnp.ones((2, 3)),),
         "{ lambda ; a:f32[2,3]. let b:f32[3] = reduce_prod[axes=(0,)] a in (b,) }",
-      R_ONELINE),
+      None),
     P('floor_divide_int', lambda x: x // 2, lambda: (jnp.ones(3, jnp.int32),),
         "{ lambda ; a:i32[3]. let\n"
         "    b:i32[3] = jit[\n"
@@ -505,10 +503,10 @@ PROGRAMS = [
       None),
     P('logical_not', lambda x: ~x, lambda: (jnp.ones(3, bool),),
         "{ lambda ; a:bool[3]. let b:bool[3] = not a in (b,) }",
-      R_ONELINE),
+      None),
     P('isnan', lambda x: jnp.isnan(x), lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:bool[3] = ne a a in (b,) }",
-      R_ONELINE),
+      None),
     P('arange_float', lambda x: x + jnp.arange(3.0), lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let\n"
         "    b:f32[3] = iota[dimension=0 dtype=float32 shape=(3,) sharding=None] \n"
@@ -530,10 +528,10 @@ PROGRAMS = [
       None),
     P('rsub_scalar', lambda x: 1.0 - x, lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:f32[3] = sub 1.0:f32[] a in (b,) }",
-      R_ONELINE),
+      None),
     P('pow_float_exp', lambda x: x ** 0.5, lambda: (jnp.ones(3),),
         "{ lambda ; a:f32[3]. let b:f32[3] = pow a 0.5:f32[] in (b,) }",
-      R_ONELINE),
+      None),
     P('sqrt_int', lambda x: jnp.sqrt(x), lambda: (jnp.ones(3, jnp.int32),),
         "{ lambda ; a:i32[3]. let\n"
         "    b:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] a\n"
@@ -542,7 +540,7 @@ PROGRAMS = [
       None),
     P('exp_weak_scalar', lambda x: jnp.exp(x), lambda: (1.0,),
         "{ lambda ; a:f32[]. let b:f32[] = exp a in (b,) }",
-      R_ONELINE),
+      None),
     P('expand_dims', lambda x: jnp.expand_dims(x, (0, 2)), lambda: (jnp.ones((2, 3)),),
         "{ lambda ; a:f32[2,3]. let\n"
         "    b:f32[1,2,1,3] = broadcast_in_dim[broadcast_dimensions=(1, 3)] a\n"
