@@ -200,9 +200,10 @@ def pp_eqn(eqn, names, indent, used=None):
     has_sub = any(_is_jaxpr(v) or _is_jaxpr_tuple(v) for v in params.values())
     if not has_sub:
         flat = [f"{k}={_pp_param(v)}" for k, v in params.items()]
-        line = f"{pad}{outs} = {eqn.primitive.name}{'[' + ' '.join(flat) + ']' if flat else ''} {args}"
-        if len(line.rstrip()) <= WIDTH or not flat:
-            return line
+        head = f"{pad}{outs} = {eqn.primitive.name}{'[' + ' '.join(flat) + ']' if flat else ''}"
+        # Only the bracketed params decide the wrap: the operands after ']' may overhang.
+        if len(head) <= WIDTH or not flat:
+            return f"{head} {args}"
     if eqn.primitive.name == "jit":
         _alias_inner(params["jaxpr"], eqn, names)
     inner = []
