@@ -206,6 +206,9 @@ def pp_eqn(eqn, names, indent, used=None):
             return f"{head} {args}"
     if eqn.primitive.name == "jit":
         _alias_inner(params["jaxpr"], eqn, names)
+    one = _pp_eqn_one_line(eqn, names, pad, outs, args, params)
+    if one is not None:
+        return one
     inner = []
     for k, v in params.items():
         if _is_jaxpr(v):
@@ -220,6 +223,29 @@ def pp_eqn(eqn, names, indent, used=None):
         else:
             inner.append(f"{pad}  {k}={_pp_param(v)}")
     return "\n".join([f"{pad}{outs} = {eqn.primitive.name}["] + inner + [f"{pad}] {args}"])
+
+
+def _pp_eqn_one_line(eqn, names, pad, outs, args, params):
+    """The whole equation on one line, nested jaxprs included, when its bracket group fits
+    (as JAX prints a small nested jit); None otherwise, leaving the names as they were."""
+    if any(_is_jaxpr_tuple(v) for v in params.values()):
+        return None
+    saved = (dict(names.names), names.fresh)
+    parts = []
+    for k, v in params.items():
+        if _is_jaxpr(v):
+            text = pp_jaxpr(v.jaxpr if isinstance(v, ClosedJaxpr) else v, names, 0, inline_ok=True)
+            if "\n" in text:
+                break
+            parts.append(f"{k}={text}")
+        else:
+            parts.append(f"{k}={_pp_param(v)}")
+    else:
+        head = f"{pad}{outs} = {eqn.primitive.name}[{' '.join(parts)}]"
+        if len(head) <= WIDTH:
+            return f"{head} {args}"
+    names.names, names.fresh = saved
+    return None
 
 
 def _is_jaxpr_tuple(v):

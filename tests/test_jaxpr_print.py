@@ -21,7 +21,6 @@ import numjax as jax
 import numjax.lax as lax
 import numjax.numpy as jnp
 
-R_INLINE_JIT = "printer: JAX keeps a whole jit equation on one line when it fits"
 R_SHARED = ("printer: JAX hoists a nested jaxpr with more than 10 equations to the top as "
             "`let <name> = { ... } in` and prints jaxpr=<name> in the equation")
 R_DCE = ("tracing: numjax drops equations whose results are unused (interpreters/"
@@ -638,7 +637,7 @@ PROGRAMS = [
         "{ lambda ; a:i32[3]. let\n"
         "    b:i32[3] = jit[name=round jaxpr={ lambda ; a:i32[3]. let  in (a,) }] a\n"
         "  in (b,) }",
-      R_INLINE_JIT),
+      None),
     P('floor_divide_uint8', lambda x, y: x // y, lambda: (jnp.ones(3, jnp.uint8), 2),
         "{ lambda ; a:u8[3] b:i32[]. let\n"
         "    c:u8[3] = jit[\n"
