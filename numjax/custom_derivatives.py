@@ -12,6 +12,7 @@ import inspect
 
 from . import core, tree_util
 from .interpreters import ad
+from .api_util import flatten_fun
 from .lax._base import make_primitive
 from .numpy._util import asarray_leaf
 
@@ -210,15 +211,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         trace = _jvp_trace_of(leaves)
         if trace is None:
             return fun(*args)
-        out_tree_box = []
-
-        def flat_fun(*flat):
-            it = iter(tree_util.tree_unflatten(tree, flat))
-            full = [static[i] if i in static else next(it) for i in range(len(args))]
-            out = fun(*full)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            out_tree_box.append(out_tree)
-            return [_leaf(o) for o in out_leaves]
+        flat_fun, out_tree_box = flatten_fun(fun, args, static, tree)
         primals, tangents = _unpack(trace, leaves)
         primals = [_leaf(p) for p in primals]
         outs = flat_fun(*primals)

@@ -4,6 +4,7 @@ import functools
 import numpy as np
 
 from . import core, tree_util
+from .api_util import flatten_fun
 from .array import Array
 from .interpreters import partial_eval as pe
 from .interpreters import pmap as pmap_interp
@@ -90,15 +91,7 @@ def _pmap_as_vmap(fun, args, static, axes, dyn, n_dev, axis_name, out_axes):
 
 
 def _trace(fun, args, static, in_tree, shard_avals, axis_name, size):
-    out_tree = []
-
-    def flat(*xs):
-        dyn = iter(tree_util.tree_unflatten(in_tree, xs))
-        full = [args[i] if i in static else next(dyn) for i in range(len(args))]
-        out = fun(*full)
-        leaves, tree = tree_util.tree_flatten(out)
-        out_tree.append(tree)
-        return [_leaf(o) for o in leaves]
+    flat, out_tree = flatten_fun(fun, args, static, in_tree)
     from .lax.control_flow import _inline_nested_jits
     parallel.pmap_axis_env.append((axis_name, size))
     try:
