@@ -285,3 +285,6 @@ def _scan(gen, eqn):
 
 
 NODE_RULES.update({"cond": _cond, "while": _while, "scan": _scan})
+
+# Families with lowering rules of their own register them into NODE_RULES on import.
+from . import nodes_fft, nodes_indexing, nodes_linalg, nodes_random, nodes_sorting  # noqa: E402,F401

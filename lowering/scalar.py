@@ -156,3 +156,6 @@ def _unsigned(dtype):
 
 def is_elementwise(name):
     return name in RULES
+
+
+from . import scalar_special  # noqa: E402,F401  (registers its RULES)

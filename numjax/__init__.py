@@ -5,6 +5,7 @@ from .config import config  # noqa: F401
 from . import errors, tree_util  # noqa: F401
 from .array import Array  # noqa: F401
 from . import numpy, lax  # noqa: F401
+from . import flatten_util, nn, random, scipy  # noqa: F401
 from .api import (ShapeDtypeStruct, block_until_ready, default_backend, device_count,  # noqa: F401
                   device_put, devices, disable_jit, eval_shape, jit, local_device_count,
                   local_devices, make_jaxpr)

@@ -952,3 +952,7 @@ def array_equal(a1, a2, equal_nan=False):
 
 from ._indexing import getitem as _getitem  # noqa: E402
 from . import _operators  # noqa: E402,F401  (installs Array/Tracer operators)
+from ._extra import *  # noqa: E402,F401,F403
+from ._sorting import *  # noqa: E402,F401,F403
+from ._setops import *  # noqa: E402,F401,F403
+from . import fft, linalg  # noqa: E402,F401

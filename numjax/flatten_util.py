@@ -1,0 +1,1 @@
+"""numjax.flatten_util"""

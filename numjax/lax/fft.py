@@ -1,0 +1,2 @@
+"""The fft primitive."""
+__all__ = []

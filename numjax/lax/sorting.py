@@ -1,0 +1,2 @@
+"""Sorting primitives (sort over several operands, top_k)."""
+__all__ = []

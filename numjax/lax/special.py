@@ -1,0 +1,2 @@
+"""Special-function primitives (lgamma, digamma, igamma, betainc, ...)."""
+__all__ = []

@@ -1,0 +1,1 @@
+"""numjax.nn: activation functions and initializers, as jax.nn."""

@@ -1,0 +1,1 @@
+"""numjax.scipy: scipy's API over lax, as jax.scipy."""

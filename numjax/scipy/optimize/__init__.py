@@ -1,0 +1,1 @@
+"""numjax.scipy.optimize"""
