@@ -9,21 +9,7 @@ import numpy as np
 
 from . import core, tree_util
 from .interpreters import ad
-from .numpy._util import asarray_leaf
-
-
-def _leaf(x):
-    return x if isinstance(x, core.Tracer) else asarray_leaf(x)
-
-
-def _flat_fun(fun, in_tree):
-    out_tree = [None]
-
-    def flat(*leaves):
-        out = fun(*tree_util.tree_unflatten(in_tree, leaves))
-        out_leaves, out_tree[0] = tree_util.tree_flatten(out)
-        return [_leaf(o) for o in out_leaves]
-    return flat, out_tree
+from .api_util import as_leaf as _leaf, flatten_fun_nokwargs
 
 
 # ---------------------------------------------------------------- forward mode
@@ -44,7 +30,7 @@ def jvp(fun, primals, tangents, has_aux=False):
                              f"Got primal shape {pa.shape} and tangent shape as {ta.shape}")
     aux_box = []
     f = _with_aux(fun, has_aux, aux_box)
-    flat, out_tree = _flat_fun(lambda *a: f(*a), p_tree)
+    flat, out_tree = flatten_fun_nokwargs(lambda *a: f(*a), p_tree)
     outs, t_outs = ad.jvp_flat(flat, [_leaf(p) for p in p_leaves], [_leaf(t) for t in t_leaves])
     po = tree_util.tree_unflatten(out_tree[0], outs)
     to = tree_util.tree_unflatten(out_tree[0], t_outs)
@@ -77,7 +63,7 @@ def _strip_tracers(x):
 def linearize(fun, *primals, has_aux=False):
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     aux_box = []
-    flat, out_tree = _flat_fun(_with_aux(fun, has_aux, aux_box), p_tree)
+    flat, out_tree = flatten_fun_nokwargs(_with_aux(fun, has_aux, aux_box), p_tree)
     outs, jaxpr, residuals = ad.linearize_flat(flat, [_leaf(p) for p in p_leaves])
     from .jaxpr import eval_jaxpr
 
@@ -148,7 +134,7 @@ def vjp(fun, *primals, has_aux=False):
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     p_leaves = [_leaf(p) for p in p_leaves]
     aux_box = []
-    flat, out_tree = _flat_fun(_with_aux(fun, has_aux, aux_box), p_tree)
+    flat, out_tree = flatten_fun_nokwargs(_with_aux(fun, has_aux, aux_box), p_tree)
     outs, jaxpr, residuals = ad.linearize_flat(flat, p_leaves)
     pullback = VJPFunction(jaxpr, residuals, p_tree, out_tree[0],
                            [core.get_aval(p) for p in p_leaves], [core.get_aval(o) for o in outs])
@@ -364,7 +350,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     """The transpose of a linear function, traced at the given example primals."""
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     avals = [core.get_aval(_leaf(p)) for p in p_leaves]
-    flat, out_tree = _flat_fun(fun, p_tree)
+    flat, out_tree = flatten_fun_nokwargs(fun, p_tree)
     from .interpreters import partial_eval as pe
     pvals = [pe.PartialVal.unknown(a) for a in avals]
 

@@ -11,6 +11,7 @@ from . import core, dtypes, tree_util
 from .array import Array
 from .config import config
 from .dispatch import Stats, compiled_executable, describe_miss, jit_p, log_compile
+from .api_util import flatten_fun_nokwargs
 from .interpreters import partial_eval as pe
 from .numpy._util import asarray_leaf
 
@@ -283,19 +284,15 @@ class Jitted:
         return entry
 
     def _flat_fun(self, dyn_args, dyn_kwargs, statics, in_tree):
-        out_tree_box = [None]
         static_pos = {k: v for k, v in statics if isinstance(k, int)}
         static_kw = {k: v for k, v in statics if isinstance(k, str)}
 
-        def flat_fun(*flat):
-            a, kw = tree_util.tree_unflatten(in_tree, flat)
+        def with_statics(a, kw):
             full = list(a)
             for i in sorted(static_pos):
                 full.insert(i, static_pos[i])
-            out = self._fun(*full, **kw, **static_kw)
-            out_leaves, out_tree_box[0] = tree_util.tree_flatten(out)
-            return [asarray_leaf(o) if not isinstance(o, core.Tracer) else o for o in out_leaves]
-        return flat_fun, out_tree_box
+            return self._fun(*full, **kw, **static_kw)
+        return flatten_fun_nokwargs(with_statics, in_tree)
 
     def _leaf_names(self, n_dyn, dyn_kwargs, in_tree, leaves):
         positional = self._positional or []
@@ -421,15 +418,11 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
         dyn = [a for i, a in enumerate(args) if i not in static]
         leaves, in_tree = tree_util.tree_flatten((tuple(dyn), kwargs))
         avals = [_abstractify(x) for x in leaves]
-        out_tree = [None]
 
-        def flat_fun(*flat):
-            a, kw = tree_util.tree_unflatten(in_tree, flat)
+        def with_statics(a, kw):
             it = iter(a)
-            full = [args[i] if i in static else next(it) for i in range(len(args))]
-            out = fun(*full, **kw)
-            out_leaves, out_tree[0] = tree_util.tree_flatten(out)
-            return [o if isinstance(o, core.Tracer) else asarray_leaf(o) for o in out_leaves]
+            return fun(*[args[i] if i in static else next(it) for i in range(len(args))], **kw)
+        flat_fun, out_tree = flatten_fun_nokwargs(with_statics, in_tree)
         names = pe.arg_names_of(fun, len(args))
         closed = pe.trace_to_jaxpr(flat_fun, avals, pe.debug_info(fun, "make_jaxpr", names))
         if return_shape:

@@ -10,18 +10,24 @@ def as_leaf(x):
     return asarray_leaf(x)
 
 
-def flatten_fun(fun, args, static, in_tree):
-    """``fun`` as a function of the flat leaves of its non-static arguments.
+def flatten_fun_nokwargs(fun, in_tree):
+    """``fun`` (called on the pytrees ``in_tree`` describes) as a function of flat leaves.
 
-    ``static`` holds the positions of ``args`` passed through unchanged. Returns the flat
-    function and a list that receives the output tree when it runs.
+    Returns the flat function and a one-element list whose item is set to the output tree
+    each time it runs.
     """
-    out_tree = []
+    out_tree = [None]
 
     def flat(*leaves):
-        dyn = iter(tree_util.tree_unflatten(in_tree, leaves))
-        full = [args[i] if i in static else next(dyn) for i in range(len(args))]
-        out_leaves, tree = tree_util.tree_flatten(fun(*full))
-        out_tree.append(tree)
+        out_leaves, out_tree[0] = tree_util.tree_flatten(fun(*tree_util.tree_unflatten(in_tree, leaves)))
         return [as_leaf(o) for o in out_leaves]
     return flat, out_tree
+
+
+def flatten_fun(fun, args, static, in_tree):
+    """Like :func:`flatten_fun_nokwargs`, where ``in_tree`` describes only the non-static
+    arguments: positions in ``static`` are taken unchanged from ``args``."""
+    def with_statics(*dyn_args):
+        dyn = iter(dyn_args)
+        return fun(*[args[i] if i in static else next(dyn) for i in range(len(args))])
+    return flatten_fun_nokwargs(with_statics, in_tree)

@@ -12,25 +12,15 @@ from ..array import Array
 from ..interpreters import ad, batching
 from ..interpreters import partial_eval as pe
 from ..jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, param_printers
+from ..api_util import as_leaf as _leaf, flatten_fun_nokwargs
 from ._base import make_primitive
 
 
-def _leaf(x):
-    if isinstance(x, core.Tracer):
-        return x
-    from ..numpy._util import asarray_leaf
-    return asarray_leaf(x)
 
 
 def _trace(fun, in_tree, avals):
     """Trace ``fun`` (pytree in/out) at ``avals``: (closure-converted jaxpr, consts, out tree)."""
-    out_tree = []
-
-    def flat(*xs):
-        out = fun(*tree_util.tree_unflatten(in_tree, xs))
-        leaves, tree = tree_util.tree_flatten(out)
-        out_tree.append(tree)
-        return [_leaf(o) for o in leaves]
+    flat, out_tree = flatten_fun_nokwargs(fun, in_tree)
     closed = _inline_nested_jits(pe.trace_to_jaxpr(flat, avals), avals)
     jaxpr, consts = pe.closure_convert(closed)
     return jaxpr, consts, out_tree[0]
