@@ -553,6 +553,7 @@ import numba
 import numpy as np
 from numjax.lowering import vmath as vm
 from numjax.lowering import scalar_helpers as sh
+from numjax.lowering import special_helpers as sp
 from numjax.lowering import kernels as kn
 from numjax.lowering.compile import kernel_registry
 """
@@ -569,11 +570,21 @@ import numba
 import numpy as np
 from numjax.lowering import vmath as vm
 from numjax.lowering import scalar_helpers as sh
+from numjax.lowering import special_helpers as sp
 
 """
 
 
-_UNSUPPORTED_KINDS = {"c": "complex", "V": "void"}
+_UNSUPPORTED_KINDS = {"V": "void"}
+
+
+# Primitives whose lowering is known to compile for complex operands; a complex value
+# produced or read by anything else keeps the program on the eager path.
+_COMPLEX_PRIMS = frozenset(
+    "add sub mul div neg add_any real imag conj complex abs exp log sqrt sin cos integer_pow "
+    "convert_element_type select_n eq ne broadcast_in_dim reshape transpose slice concatenate pad "
+    "squeeze rev dynamic_slice dynamic_update_slice reduce_sum reduce_prod dot_general fft "
+    "cholesky svd eigh triangular_solve lu stop_gradient copy copy_p".split())
 
 
 def _check_dtypes(jaxpr):
@@ -581,6 +592,19 @@ def _check_dtypes(jaxpr):
         dt = v.aval.dtype
         if dt == np.float16 or dt.kind in _UNSUPPORTED_KINDS:
             raise NotImplementedError(f"{dt.name} arithmetic has no Numba CPU lowering")
+    for e in jaxpr.eqns:
+        if e.primitive.name not in _COMPLEX_PRIMS and any(
+                v.aval.dtype.kind == "c" for v in list(e.invars) + list(e.outvars)):
+            raise NotImplementedError(f"complex {e.primitive.name} has no Numba CPU lowering")
+
+
+# Imported only by programs that use them: rocket_fft registers np.fft for Numba (~0.15 s).
+_OPTIONAL_IMPORTS = (("lk.", "from numjax.lowering import linalg_kernels as lk\n"),
+                     ("np.fft.", "import rocket_fft  # noqa: F401\n"))
+
+
+def _optional_imports(source):
+    return "".join(line for marker, line in _OPTIONAL_IMPORTS if marker in source)
 
 
 def lower_jaxpr(closed, name="fn"):
@@ -603,7 +627,7 @@ def lower_jaxpr(closed, name="fn"):
             # The twin only calls kernels; prange lives in them.
             source += "\n\n" + _DECORATOR + "\n" + parallel
     refs = "".join(f"{name} = kernel_registry[{name!r}]\n" for name in sorted(kernels))
-    source = source.replace(_KERNEL_IMPORT_MARK, _KERNEL_IMPORT_MARK + refs)
+    source = source.replace(_KERNEL_IMPORT_MARK, _KERNEL_IMPORT_MARK + _optional_imports(source) + refs)
     lowered = Lowered(source, fn_name, closed.consts, closed.out_avals, closed.in_avals)
     lowered.kernels = kernels
     return lowered
@@ -639,6 +663,9 @@ class Executable:
         self._has_par = f"def {lowered.fn_name}_par(" in lowered.source
         self._consts = [_c_contiguous(getattr(c, "_value", c)) for c in lowered.consts]
         self._out = [(a.weak_type, a.dtype) for a in lowered.out_avals]
+        # Programs that make large results from small inputs (random samplers, iotas) are
+        # worth the parallel twin too.
+        self._out_size = max([a.size for a in lowered.out_avals], default=0)
 
     def _module(self):
         program = self.lowered.source
@@ -670,7 +697,7 @@ class Executable:
             if type(v) is not np.ndarray or not v.flags.c_contiguous:
                 vals = [_c_contiguous(getattr(v, "_value", v)) for v in vals]
                 break
-        if self._has_par and _parallel_worth_it(vals):
+        if self._has_par and _parallel_worth_it(vals, self._out_size):
             fn = self._par or self._parallel_fn()
         outs = fn(*self._consts, *vals) if self._consts else fn(*vals)
         return [Array(o, w) for o, (w, _) in zip(outs, self._out)]
@@ -681,7 +708,7 @@ class Executable:
         per-call type dispatch; None when it cannot be used (e.g. array constants)."""
         if self._consts or any(type(v) is not np.ndarray or not v.flags.c_contiguous for v in vals):
             return None
-        fn = (self._par or self._parallel_fn()) if self._has_par and _parallel_worth_it(vals) else self._fn
+        fn = (self._par or self._parallel_fn()) if self._has_par and _parallel_worth_it(vals, self._out_size) else self._fn
         if fn is None:
             return None
         import numba
@@ -690,10 +717,10 @@ class Executable:
         return None if cres is None else cres.entry_point
 
 
-def _parallel_worth_it(args):
+def _parallel_worth_it(args, out_size=0):
     from numjax.config import config
     threshold = config.numjax_parallel_threshold
-    return threshold > 0 and any(a.size >= threshold for a in args)
+    return threshold > 0 and (out_size >= threshold or any(a.size >= threshold for a in args))
 
 
 class FallbackExecutable:

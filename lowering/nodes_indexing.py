@@ -1,2 +1,171 @@
-"""CPU lowering rules (see nodes.py for the rule signature)."""
-from .nodes import NODE_RULES  # noqa: F401
+"""CPU lowering of gather and the scatters (see nodes.py for the rule signature).
+
+Each equation becomes explicit loops: over the batch positions of the indices (outer),
+reading the window starts once per position, then over the window (inner).  The loop
+order matches the eager implementation, so repeated scatter indices resolve the same way
+(the last update wins).
+"""
+import numpy as np
+
+from numjax.lax.indexing import GatherScatterMode, default_fill_value
+
+from . import scalar
+from .nodes import NODE_RULES
+
+_COMBINE = {
+    "scatter": "{u}",
+    "scatter-add": "{a} + {u}",
+    "scatter-sub": "{a} - {u}",
+    "scatter-mul": "{a} * {u}",
+    # NaN wins, as XLA's min/max propagate it.
+    "scatter-min": "{u} if ({u} < {a} or {u} != {u}) else {a}",
+    "scatter-max": "{u} if ({u} > {a} or {u} != {u}) else {a}",
+}
+_COMBINE_BOOL = {"scatter-add": "{a} or {u}", "scatter-mul": "{a} and {u}"}
+
+
+def _window_dims(ndim, *excluded):
+    skip = set().union(*excluded)
+    return [d for d in range(ndim) if d not in skip]
+
+
+def _array_view(gen, v, lines):
+    """A name indexable with one subscript per dim (rank-0 values become shape (1,))."""
+    if v.aval.shape == ():
+        t = gen.tmp("s")
+        lines.append(f"{t} = np.full((1,), {gen.name(v)})")
+        return t
+    return gen.name(v)
+
+
+def _subscript(parts):
+    return ", ".join(parts) if parts else "0"
+
+
+def _fill_literal(value, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return f"{scalar.np_type(dtype)}(complex({float(np.real(value))!r}, {float(np.imag(value))!r}))" \
+            if not np.isnan(value) else f"{scalar.np_type(dtype)}(complex(np.nan, 0.0))"
+    return scalar.literal(value, dtype)
+
+
+def _loops(gen, lines, names, sizes, depth):
+    for n, s in zip(names, sizes):
+        lines.append("    " * depth + f"for {n} in range({s}):")
+        depth += 1
+    return depth
+
+
+def _read_starts(gen, lines, depth, x, idx_name, bvars, index_map, sizes, clip):
+    """Lines reading the window start of each indexed operand dim; returns the start names and
+    the in-range condition (None when starts are clamped instead)."""
+    pad = "    " * depth
+    starts, conds = {}, []
+    for k, d in enumerate(index_map):
+        s = gen.tmp("st")
+        hi = f"{gen.dim(x.aval.shape[d])} - {sizes[d]}"
+        lines.append(f"{pad}{s} = np.int64({idx_name}[{_subscript(bvars + [str(k)])}])")
+        if clip:
+            lines.append(f"{pad}{s} = min(max({s}, 0), {hi})")
+        else:
+            conds.append(f"0 <= {s} <= {hi}")
+        starts[d] = s
+    return starts, (" and ".join(conds) if conds else None)
+
+
+def _operand_subscript(ndim, starts, batching, bvars, window, wvars):
+    parts = []
+    for d in range(ndim):
+        terms = []
+        if d in starts:
+            terms.append(starts[d])
+        if d in batching:
+            terms.append(bvars[batching[d]])
+        if d in window:
+            terms.append(wvars[window.index(d)])
+        parts.append(" + ".join(terms) or "0")
+    return _subscript(parts)
+
+
+def _gather(gen, eqn):
+    x, idx = eqn.invars
+    out = eqn.outvars[0]
+    p = eqn.params
+    dn, sizes, mode = p["dimension_numbers"], p["slice_sizes"], p["mode"]
+    lines = []
+    xs = _array_view(gen, x, lines)
+    nb = idx.aval.ndim - 1
+    window = _window_dims(x.aval.ndim, dn.collapsed_slice_dims, dn.operand_batching_dims)
+    bvars = [gen.tmp("b") for _ in range(nb)]
+    wvars = [gen.tmp("w") for _ in window]
+    res = gen.tmp("g")
+    out_shape = out.aval.shape or (1,)
+    lines.append(f"{res} = np.empty({gen.shape_src(out_shape)}, {scalar.np_type(out.aval.dtype)})")
+    depth = _loops(gen, lines, bvars, [gen.dim(n) for n in idx.aval.shape[:-1]], 0)
+    fill = mode is GatherScatterMode.FILL_OR_DROP
+    starts, ok = _read_starts(gen, lines, depth, x, gen.name(idx), bvars, dn.start_index_map,
+                              sizes, clip=not fill)
+    batching = dict(zip(dn.operand_batching_dims, dn.start_indices_batching_dims))
+    depth = _loops(gen, lines, wvars, [str(sizes[d]) for d in window], depth)
+    b_it, w_it = iter(bvars), iter(wvars)
+    o_sub = _subscript([next(w_it) if q in dn.offset_dims else next(b_it) for q in range(out.aval.ndim)])
+    read = f"{xs}[{_operand_subscript(x.aval.ndim, starts, batching, bvars, window, wvars)}]"
+    if ok is not None:
+        value = p["fill_value"] if p["fill_value"] is not None else default_fill_value(x.aval.dtype)
+        read = f"{read} if {ok} else {_fill_literal(value, x.aval.dtype)}"
+    lines.append("    " * depth + f"{res}[{o_sub}] = {read}")
+    if out.aval.shape == ():
+        lines.append(f"{gen.name(out)} = {res}[0]")
+    else:
+        lines.append(f"{gen.name(out)} = {res}")
+    return lines
+
+
+def _scatter(gen, eqn):
+    x, idx, upd = eqn.invars
+    out = eqn.outvars[0]
+    p = eqn.params
+    dn, mode, name = p["dimension_numbers"], p["mode"], eqn.primitive.name
+    lines = []
+    res = gen.tmp("sc")
+    if x.aval.shape == ():
+        lines.append(f"{res} = np.full((1,), {gen.name(x)})")
+    else:
+        lines.append(f"{res} = {gen.name(x)}.copy()")
+    nb = idx.aval.ndim - 1
+    window = _window_dims(x.aval.ndim, dn.inserted_window_dims, dn.operand_batching_dims)
+    sizes = [1] * x.aval.ndim
+    for d, u in zip(window, dn.update_window_dims):
+        sizes[d] = upd.aval.shape[u]
+    bvars = [gen.tmp("b") for _ in range(nb)]
+    wvars = [gen.tmp("w") for _ in window]
+    depth = _loops(gen, lines, bvars, [gen.dim(n) for n in idx.aval.shape[:-1]], 0)
+    starts, ok = _read_starts(gen, lines, depth, x, gen.name(idx), bvars, dn.scatter_dims_to_operand_dims,
+                              sizes, clip=mode is GatherScatterMode.CLIP)
+    if ok is not None:
+        lines.append("    " * depth + f"if {ok}:")
+        depth += 1
+    depth = _loops(gen, lines, wvars, [gen.dim(upd.aval.shape[u]) for u in dn.update_window_dims], depth)
+    batching = dict(zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims))
+    target = f"{res}[{_operand_subscript(x.aval.ndim, starts, batching, bvars, window, wvars)}]"
+    b_it, w_it = iter(bvars), iter(wvars)
+    u_sub = [next(w_it) if q in dn.update_window_dims else next(b_it) for q in range(upd.aval.ndim)]
+    u_read = f"{gen.name(upd)}[{_subscript(u_sub)}]" if u_sub else gen.name(upd)
+    if name == "scatter" and p["update_jaxpr"] is not None:   # scatter_apply
+        fn = gen.subfunction(p["update_jaxpr"])
+        value = f"{fn}({target}, {u_read})[0]"
+    else:
+        template = (_COMBINE_BOOL.get(name) if x.aval.dtype == np.bool_ else None) or _COMBINE[name]
+        value = template.format(a=target, u=u_read)
+    lines.append("    " * depth + f"{target} = {value}")
+    if out.aval.shape == ():
+        lines.append(f"{gen.name(out)} = {res}[0]")
+    else:
+        lines.append(f"{gen.name(out)} = {res}")
+    return lines
+
+
+NODE_RULES["gather"] = _gather
+for _name in _COMBINE:
+    NODE_RULES[_name] = _scatter

@@ -1,2 +1,63 @@
-"""CPU lowering rules (see nodes.py for the rule signature)."""
-from .nodes import NODE_RULES  # noqa: F401
+"""CPU lowering rules for the linalg primitives (see nodes.py for the rule signature).
+
+Each rule views its operands as (batch, m, n) stacks and calls a kernel of
+``linalg_kernels`` (``lk`` in generated code); outputs are reshaped back.
+"""
+from . import scalar
+from .nodes import NODE_RULES
+
+
+def _stack(gen, v):
+    shape = v.aval.shape
+    return (f"np.ascontiguousarray({gen.name(v)}).reshape((-1, {gen.dim(shape[-2])}, "
+            f"{gen.dim(shape[-1])}))")
+
+
+def _unstack(gen, out, src):
+    return f"{gen.name(out)} = np.ascontiguousarray({src}).reshape({gen.shape_src(out.aval.shape)})"
+
+
+def _cholesky(gen, eqn):
+    return [_unstack(gen, eqn.outvars[0], f"lk.cholesky({_stack(gen, eqn.invars[0])})")]
+
+
+def _multi(gen, eqn, call):
+    tmps = [gen.tmp("la") for _ in eqn.outvars]
+    return [f"{', '.join(tmps)}, = {call}"] + [_unstack(gen, o, t) for o, t in zip(eqn.outvars, tmps)]
+
+
+def _lu(gen, eqn):
+    return _multi(gen, eqn, f"lk.lu({_stack(gen, eqn.invars[0])})")
+
+
+def _qr(gen, eqn):
+    return _multi(gen, eqn, f"lk.qr({_stack(gen, eqn.invars[0])}, {bool(eqn.params['full_matrices'])})")
+
+
+def _svd(gen, eqn):
+    x = eqn.invars[0]
+    s_dt = scalar.np_type(eqn.outvars[0].aval.dtype)
+    call = f"lk.svd({_stack(gen, x)}, {bool(eqn.params['full_matrices'])}, {s_dt})"
+    if eqn.params["compute_uv"]:
+        return _multi(gen, eqn, call)
+    t = gen.tmp("la")
+    return [f"{t} = {call}[0]", _unstack(gen, eqn.outvars[0], t)]
+
+
+def _eigh(gen, eqn):
+    w_dt = scalar.np_type(eqn.outvars[1].aval.dtype)
+    return _multi(gen, eqn, f"lk.eigh({_stack(gen, eqn.invars[0])}, {bool(eqn.params['lower'])}, {w_dt})")
+
+
+def _triangular_solve(gen, eqn):
+    a, b = eqn.invars
+    p = eqn.params
+    flags = ", ".join(str(bool(p[k])) for k in ("left_side", "lower", "transpose_a", "conjugate_a",
+                                                 "unit_diagonal"))
+    return [_unstack(gen, eqn.outvars[0], f"lk.triangular_solve({_stack(gen, a)}, {_stack(gen, b)}, {flags})")]
+
+
+NODE_RULES.update({
+    "cholesky": _cholesky, "lu": _lu, "qr": _qr, "svd": _svd, "eigh": _eigh,
+    "triangular_solve": _triangular_solve,
+})

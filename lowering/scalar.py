@@ -9,7 +9,8 @@ import numpy as np
 
 from . import vmath as _vmath
 
-_VMATH_FUNCS = {"exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "erf", "pow"}
+_VMATH_FUNCS = {"exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "erf", "pow",
+                "erf_inv"}
 
 
 def np_type(dtype):
@@ -28,6 +29,9 @@ def literal(val, dtype):
         if np.isinf(v):
             return f"{np_type(dtype)}({'-' if v < 0 else ''}np.inf)"
         return f"{np_type(dtype)}({v!r})"
+    if dtype.kind == "c":
+        z = complex(val)
+        return f"{np_type(dtype)}(complex({literal(z.real, np.float64)}, {literal(z.imag, np.float64)}))"
     return f"{np_type(dtype)}({int(val)})"
 
 
@@ -76,6 +80,21 @@ def _convert(args, in_dtypes, out_dtype, params):
         return f"({args[0]} != 0)"
     if src.kind == "f" and dst.kind in "iu":
         return f"sh.f2i_{dst.name}({args[0]})"
+    if src.kind == "c" and dst.kind != "c":   # XLA keeps the real part
+        return _convert([f"{args[0]}.real"], [np.finfo(src).dtype], out_dtype, params)
+    return args[0]
+
+
+def _bitcast_convert(args, in_dtypes, out_dtype, params):
+    # Same-width reinterpretation; integer<->integer is the wrapping cast expression() adds.
+    src, dst = np.dtype(in_dtypes[0]), np.dtype(out_dtype)
+    if src.itemsize != dst.itemsize or np.bool_ in (src, dst) or "f2" in (src.str[1:], dst.str[1:]):
+        raise NotImplementedError(f"bitcast_convert_type {src.name} -> {dst.name} has no CPU lowering")
+    width = 8 * src.itemsize
+    if dst.kind == "f":
+        return f"vm._f{width}_from_bits(np.int{width}({args[0]}))"
+    if src.kind == "f":
+        return f"vm._f{width}_bits({args[0]})"
     return args[0]
 
 
@@ -122,9 +141,14 @@ RULES = {
     "sinh": _unary_math("sinh"), "cosh": _unary_math("cosh"), "asinh": _unary_math("arcsinh"),
     "acosh": _unary_math("arccosh"), "atanh": _unary_math("arctanh"),
     "atan2": lambda a, i, o, p: f"np.arctan2({a[0]}, {a[1]})",
+    "nextafter": lambda a, i, o, p: f"np.nextafter({a[0]}, {a[1]})",
     "sqrt": _unary_math("sqrt"), "cbrt": _unary_math("cbrt"),
     "rsqrt": lambda a, i, o, p: f"({literal(1, o)} / np.sqrt({a[0]}))",
     "erf": lambda a, i, o, p: f"{_vm('erf', o) or 'math.erf'}({a[0]})",
+    "erf_inv": lambda a, i, o, p: f"{_vm('erf_inv', o)}({a[0]})",
+    "threefry2x32_xor": _call("vm.threefry2x32_xor"),
+    "mul_add": lambda a, i, o, p: (f"vm._fma_f32({a[0]}, {a[1]}, {a[2]})" if np.dtype(o) == np.float32
+                                   else f"vm._fma({a[0]}, {a[1]}, {a[2]})"),
     "abs": lambda a, i, o, p: f"abs({a[0]})", "sign": _call("sh.sign"),
     "floor": _unary_math("floor"), "ceil": _unary_math("ceil"),
     "round": lambda a, i, o, p: (f"np.rint({a[0]})" if p.get("rounding_method") == 1
@@ -135,11 +159,20 @@ RULES = {
     "and": _binop("&"), "or": _binop("|"), "xor": _binop("^"),
     "not": lambda a, i, o, p: f"(not {a[0]})" if np.dtype(o) == np.bool_ else f"(~{a[0]})",
     "select_n": _select_n, "convert_element_type": _convert,
+    "bitcast_convert_type": _bitcast_convert,
     "clamp": lambda a, i, o, p: f"sh.fmin(sh.fmax({a[1]}, {a[0]}), {a[2]})",
     "shift_left": _binop("<<"), "shift_right_arithmetic": _binop(">>"),
     "shift_right_logical": lambda a, i, o, p: (
         f"{np_type(o)}({_unsigned(o)}({a[0]}) >> {_unsigned(o)}({a[1]}))"),
 }
+
+
+# Complex parts (the primitives jnp.real/imag/conj/complex bind).
+RULES.update({
+    "real": lambda a, i, o, p: f"{a[0]}.real", "imag": lambda a, i, o, p: f"{a[0]}.imag",
+    "conj": lambda a, i, o, p: f"np.conj({a[0]})",
+    "complex": lambda a, i, o, p: f"complex({a[0]}, {a[1]})",
+})
 
 
 def expression(name, args, in_dtypes, out_dtype, params):

@@ -55,7 +55,7 @@ __all__ = [
     "exp_f32", "exp_f64", "log_f32", "log_f64", "log1p_f32", "log1p_f64",
     "expm1_f32", "expm1_f64", "tanh_f32", "tanh_f64",
     "logistic_f32", "logistic_f64", "sin_f32", "sin_f64", "cos_f32",
-    "cos_f64", "erf_f32", "erf_f64", "pow_f32", "pow_f64",
+    "cos_f64", "erf_f32", "erf_f64", "pow_f32", "pow_f64", "erf_inv_f32", "erf_inv_f64",
 ]
 
 _inline = numba.njit(inline="always", fastmath=False, cache=False)
@@ -975,3 +975,124 @@ def pow_f64(x, y):
     em = _expm1_poly_f64(rh)
     g = _scale_f64(1.0 + (em + rl * (1.0 + em)), np.int64(n))
     return D(_pow_special(x, y, g))
+
+
+# --------------------------------------------------------------------------
+# erf_inv (float32): Giles' single-precision polynomials ("Approximating the
+# erfinv function", GPU Gems 2012) in w = -log(1 - x^2), the form XLA uses for
+# JAX's float32 erf_inv.  Evaluated as XLA's CPU backend does so normal
+# samples match JAX's: FMA Horner steps, and log(1 + t) for |t| >= sqrt(2)-1
+# (log1p's correction term only below that).  About 99% of results are
+# bit-equal to JAX's, the rest within 2 ulp (XLA's log is not correctly rounded).
+# --------------------------------------------------------------------------
+
+_ERFINV_SMALL_W = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_LARGE_W = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                   0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+_EI_A = tuple(F(c) for c in _ERFINV_SMALL_W)
+_EI_B = tuple(F(c) for c in _ERFINV_LARGE_W)
+
+
+def _fma_f32(a, b, c):
+    """float32 a * b + c with a single rounding (llvm.fma.f32)."""
+    return F(_fma(D(a), D(b), D(c)))
+
+
+_fma_f32._restype = lambda args: types.float32 if _same_float(args) == types.float32 else None
+_llvm_helper(_fma_f32, _call_intrinsic("llvm.fma"))
+
+
+@_inline
+def _log1p_xla_f32(t):
+    u = F(1.0) + t
+    c = (F(1.0) - (u - t)) if u >= F(2.0) else (t - (u - F(1.0)))
+    c = c if abs(t) < F(0.41421356) else F(0.0)
+    e, m = _split_f32(u)
+    hf, r = _log_parts_f32(m - F(1.0))
+    r = r + (e * _LN2_LO_F + _fdiv(c, u))
+    y = e * _LN2_HI_F - ((hf - r) - (m - F(1.0)))
+    return F(_log1p_special(t, y, F(2.0 ** -25)))
+
+
+@_inline
+def erf_inv_f32(x):
+    w = -_log1p_xla_f32(x * -x)
+    lt = w < F(5.0)
+    w = (w - F(2.5)) if lt else (np.sqrt(w) - F(3.0))
+    a, b = _EI_A, _EI_B
+    p = a[0] if lt else b[0]
+    p = _fma_f32(p, w, a[1] if lt else b[1])
+    p = _fma_f32(p, w, a[2] if lt else b[2])
+    p = _fma_f32(p, w, a[3] if lt else b[3])
+    p = _fma_f32(p, w, a[4] if lt else b[4])
+    p = _fma_f32(p, w, a[5] if lt else b[5])
+    p = _fma_f32(p, w, a[6] if lt else b[6])
+    p = _fma_f32(p, w, a[7] if lt else b[7])
+    p = _fma_f32(p, w, a[8] if lt else b[8])
+    r = p * x
+    return F(x * F(np.inf)) if abs(x) == F(1.0) else F(r)
+
+
+@_inline
+def erf_inv_f64(x):
+    # Two Newton steps on erf from the float32 estimate: float64 accuracy for |x| whose
+    # float32 rounding is below 1 (x64 mode only; JAX's float64 path is not matched bitwise).
+    y = D(erf_inv_f32(F(x)))
+    y = y if abs(y) < 1e300 else 0.0
+    for _ in range(3):   # Halley steps: f = erf(y) - x, f''/f' = -2y
+        f = erf_f64(y) - x
+        y = y - _fdiv(f, 1.1283791670955126 * exp_f64(-y * y) + y * f)
+    ax = abs(x)
+    y = x * np.inf if ax == 1.0 else y
+    return np.nan if ax > 1.0 or x != x else y
+
+
+# --------------------------------------------------------------------------
+# threefry2x32 (Random123, 20 rounds) on uint32 scalars, returning the xor of
+# its two output words: JAX's partitionable 32-bit random bits.  Only adds,
+# shifts, ors and xors, so loops over it vectorize (vprold on AVX-512).
+# --------------------------------------------------------------------------
+
+_U = np.uint32
+
+
+@_inline
+def _tf_round(x0, x1, r):
+    x0 = _U(x0 + x1)
+    x1 = _U(_U(_U(x1 << _U(r)) | _U(x1 >> _U(32 - r))) ^ x0)
+    return x0, x1
+
+
+@_inline
+def threefry2x32_xor(k0, k1, x0, x1):
+    k0, k1 = _U(k0), _U(k1)
+    k2 = _U(k0 ^ k1 ^ _U(0x1BD11BDA))
+    x0 = _U(_U(x0) + k0)
+    x1 = _U(_U(x1) + k1)
+    x0, x1 = _tf_round(x0, x1, 13)
+    x0, x1 = _tf_round(x0, x1, 15)
+    x0, x1 = _tf_round(x0, x1, 26)
+    x0, x1 = _tf_round(x0, x1, 6)
+    x0, x1 = _U(x0 + k1), _U(x1 + _U(k2 + _U(1)))
+    x0, x1 = _tf_round(x0, x1, 17)
+    x0, x1 = _tf_round(x0, x1, 29)
+    x0, x1 = _tf_round(x0, x1, 16)
+    x0, x1 = _tf_round(x0, x1, 24)
+    x0, x1 = _U(x0 + k2), _U(x1 + _U(k0 + _U(2)))
+    x0, x1 = _tf_round(x0, x1, 13)
+    x0, x1 = _tf_round(x0, x1, 15)
+    x0, x1 = _tf_round(x0, x1, 26)
+    x0, x1 = _tf_round(x0, x1, 6)
+    x0, x1 = _U(x0 + k0), _U(x1 + _U(k1 + _U(3)))
+    x0, x1 = _tf_round(x0, x1, 17)
+    x0, x1 = _tf_round(x0, x1, 29)
+    x0, x1 = _tf_round(x0, x1, 16)
+    x0, x1 = _tf_round(x0, x1, 24)
+    x0, x1 = _U(x0 + k1), _U(x1 + _U(k2 + _U(4)))
+    x0, x1 = _tf_round(x0, x1, 13)
+    x0, x1 = _tf_round(x0, x1, 15)
+    x0, x1 = _tf_round(x0, x1, 26)
+    x0, x1 = _tf_round(x0, x1, 6)
+    x0, x1 = _U(x0 + k2), _U(x1 + _U(k0 + _U(5)))
+    return _U(x0 ^ x1)

@@ -9,7 +9,7 @@ from . import flatten_util, nn, random, scipy  # noqa: F401
 from .api import (ShapeDtypeStruct, block_until_ready, default_backend, device_count,  # noqa: F401
                   device_put, devices, disable_jit, eval_shape, jit, local_device_count,
                   local_devices, make_jaxpr)
-from . import tree_util as tree  # noqa: F401
+from . import tree  # noqa: F401
 from .ad_api import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose,  # noqa: F401
                      linearize, value_and_grad, vjp)
 from .custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat  # noqa: F401

@@ -298,7 +298,7 @@ class Jitted:
         positional = self._positional or []
         dyn_positions = [i for i in range(n_dyn + len(self._static_nums)) if i not in self._static_nums]
         names = []
-        arg_trees = in_tree.children[0].children if in_tree.children else ()
+        arg_trees = in_tree.children()[0].children() if in_tree.children() else ()
         for pos, sub in zip(dyn_positions, arg_trees):
             base = positional[pos] if pos < len(positional) else f"args[{pos}]"
             names.extend([base] * sub.num_leaves)

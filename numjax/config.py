@@ -19,6 +19,8 @@ class Config:
         self.jax_enable_x64 = _env_flag("JAX_ENABLE_X64", "NUMJAX_ENABLE_X64")
         self.jax_log_compiles = _env_flag("JAX_LOG_COMPILES")
         self.jax_disable_jit = _env_flag("JAX_DISABLE_JIT")
+        # JAX 0.10.2's default; False selects the original split/random-bits derivations.
+        self.jax_threefry_partitionable = _env_flag("JAX_THREEFRY_PARTITIONABLE", default=True)
         self.numjax_persistent_cache = _env_flag("NUMJAX_PERSISTENT_CACHE", default=True)
         # Elementwise loops at least this large run with prange; 0 disables.
         self.numjax_parallel_threshold = int(os.environ.get("NUMJAX_PARALLEL_THRESHOLD", 1 << 18))

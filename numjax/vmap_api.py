@@ -33,9 +33,9 @@ def _check_prefix(treedef, tree):
     if nt is None or nt.from_iter is not treedef.node.from_iter:
         raise ValueError(f"node type mismatch: expected {treedef}, got {tree!r}")
     children, aux = nt.to_iter(tree)
-    if tree_util._hashable(aux) != tree_util._hashable(treedef.aux) or len(children) != len(treedef.children):
+    if tree_util._hashable(aux) != tree_util._hashable(treedef.aux) or len(children) != len(treedef.children()):
         raise ValueError(f"node metadata mismatch: {treedef.aux!r} != {aux!r}")
-    for c, sub in zip(children, treedef.children):
+    for c, sub in zip(children, treedef.children()):
         _check_prefix(sub, c)
 
 

@@ -136,11 +136,11 @@ def test_jit_vs_eager(case):
     _check_jit(case)
 
 
-_NO_LOWERING = ("float16", "1j", "jnp.mean(dtype)")   # mean(dtype) casts to float16
+_NO_LOWERING = ("float16", "jnp.mean(dtype)")   # mean(dtype) casts to float16
 
 
 def _mark_unlowered(case):
-    # float16 and complex programs have no Numba lowering: they run eagerly with a warning,
+    # float16 programs have no Numba lowering: they run eagerly with a warning,
     # which this test treats as a failure (listed as missing in README).
     if any(tag in str(case) for tag in _NO_LOWERING):
         return pytest.param(case, marks=pytest.mark.xfail(

@@ -8,7 +8,9 @@ from .shape import (broadcast, broadcast_in_dim, broadcast_to_rank, broadcasted_
 from .reductions import (argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_and,  # noqa: F401
                          reduce_max, reduce_min, reduce_or, reduce_prod, reduce_sum)
 from .indexing import (dynamic_index_in_dim, dynamic_slice, dynamic_update_slice,  # noqa: F401
-                       slice)
+                       slice, gather, GatherDimensionNumbers, GatherScatterMode, scatter,
+                       scatter_add, scatter_sub, scatter_mul, scatter_min, scatter_max,
+                       scatter_apply, ScatterDimensionNumbers)
 from .linalg import dot, dot_general  # noqa: F401
 from .elementwise import stop_gradient  # noqa: F401
 from .control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,A004

@@ -96,13 +96,13 @@ def _tree_difference(t1, t2):
     """(text1, text2, explanation) for the first difference between two tree structures."""
     if (t1.node is None) != (t2.node is None) or (t1.node is not None and t1.node.from_iter is not t2.node.from_iter):
         return _node_desc(t1), _node_desc(t2), "their Python types differ"
-    if len(t1.children) != len(t2.children):
-        return (f"{_node_desc(t1)} of length {len(t1.children)}", f"{_node_desc(t2)} of length {len(t2.children)}",
+    if len(t1.children()) != len(t2.children()):
+        return (f"{_node_desc(t1)} of length {len(t1.children())}", f"{_node_desc(t2)} of length {len(t2.children())}",
                 "the lengths do not match")
     if t1.aux != t2.aux:
         return f"{_node_desc(t1)} with keys {t1.aux}", f"{_node_desc(t2)} with keys {t2.aux}", \
             "the pytree node metadata does not match"
-    for c1, c2 in zip(t1.children, t2.children):
+    for c1, c2 in zip(t1.children(), t2.children()):
         if c1 != c2:
             return _tree_difference(c1, c2)
     return str(t1), str(t2), "their structures differ"

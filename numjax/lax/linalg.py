@@ -194,3 +194,593 @@ def _dot_general_batch(vals, dims, *, dimension_numbers, **params):
 
 
 batching.batch_rules[dot_general_p] = _dot_general_batch
+
+
+# ================================================================ factorizations (jax.lax.linalg)
+# Each primitive takes (..., m, n) operands with any leading batch dimensions.  Eager
+# implementations call numpy/scipy's LAPACK one matrix at a time where numpy would raise
+# (JAX returns NaNs for a failed factorization instead of raising).
+import warnings as _warnings  # noqa: E402
+
+from .. import core as _core  # noqa: E402
+
+
+def _np_batched(fn, *arrays, n_out):
+    """Apply ``fn`` (matrices -> tuple of arrays) to every matrix of the leading batch dims."""
+    batch = arrays[0].shape[:-2]
+    flat = [a.reshape((-1,) + a.shape[-2:]) for a in arrays]
+    results = [fn(*mats) for mats in zip(*flat)]
+    if not results:
+        raise NotImplementedError("linalg primitives with an empty batch")
+    return [np.stack([r[k] for r in results]).reshape(batch + results[0][k].shape) for k in range(n_out)]
+
+
+def _check_matrix(name, aval, square=False):
+    if aval.ndim < 2:
+        raise ValueError(f"Argument to {name} must have shape [..., m, n], got {aval.shape}.")
+    if square and aval.shape[-1] != aval.shape[-2]:
+        raise ValueError(f"Argument to {name} must have shape [..., n, n], got {aval.shape}.")
+    if aval.dtype.kind not in "fc":
+        raise TypeError(f"{name} requires a floating or complex operand, got {aval.dtype.name}.")
+
+
+def _real_dtype(dtype):
+    return np.finfo(dtype).dtype
+
+
+def _wrap(*vals):
+    return [Array(_c_contiguous(np.asarray(v)), False) for v in vals]
+
+
+# ---------------------------------------------------------------- cholesky
+
+def _cholesky_np(a):
+    try:
+        return (np.linalg.cholesky(a),)
+    except np.linalg.LinAlgError:
+        return (np.full(a.shape, np.nan, a.dtype),)
+
+
+def _cholesky_impl(x):
+    v = to_numpy(x)
+    try:
+        out = np.linalg.cholesky(v)
+    except np.linalg.LinAlgError:
+        out, = _np_batched(_cholesky_np, v, n_out=1)
+    return _wrap(out.astype(v.dtype, copy=False))[0]
+
+
+def _cholesky_abstract(x):
+    _check_matrix("cholesky", x, square=True)
+    return ShapedArray(x.shape, x.dtype)
+
+
+cholesky_p = make_primitive("cholesky", _cholesky_impl, _cholesky_abstract)
+
+
+# ---------------------------------------------------------------- lu
+
+def _lu_np(a):
+    import scipy.linalg
+    m, n = a.shape
+    if m == 0 or n == 0:
+        return a.copy(), np.zeros((min(m, n),), np.int32), np.arange(m, dtype=np.int32)
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore")
+        lu, piv = scipy.linalg.lu_factor(a, check_finite=False)
+    piv = piv.astype(np.int32)
+    return lu.astype(a.dtype, copy=False), piv, _pivots_to_permutation_np(piv, m)
+
+
+def _pivots_to_permutation_np(piv, m):
+    perm = np.arange(m, dtype=np.int32)
+    for i, p in enumerate(piv):
+        perm[i], perm[p] = perm[p], perm[i]
+    return perm
+
+
+def _lu_impl(x):
+    return _wrap(*_np_batched(_lu_np, to_numpy(x), n_out=3))
+
+
+def _lu_abstract(x):
+    _check_matrix("lu", x)
+    m, n = x.shape[-2:]
+    batch = x.shape[:-2]
+    return [ShapedArray(x.shape, x.dtype), ShapedArray(batch + (min(m, n),), np.int32),
+            ShapedArray(batch + (m,), np.int32)]
+
+
+lu_p = make_primitive("lu", _lu_impl, _lu_abstract, multiple_results=True)
+
+
+# ---------------------------------------------------------------- qr
+
+def _qr_impl(x, *, pivoting=False, full_matrices=True, use_magma=None):
+    v = to_numpy(x)
+    q, r = np.linalg.qr(v, mode="complete" if full_matrices else "reduced")
+    return _wrap(q.astype(v.dtype, copy=False), r.astype(v.dtype, copy=False))
+
+
+def _qr_abstract(x, *, pivoting=False, full_matrices=True, use_magma=None):
+    _check_matrix("qr", x)
+    if pivoting:
+        raise NotImplementedError("qr with pivoting=True")
+    *batch, m, n = x.shape
+    k = m if full_matrices else min(m, n)
+    return [ShapedArray((*batch, m, k), x.dtype), ShapedArray((*batch, k, n), x.dtype)]
+
+
+qr_p = make_primitive("qr", _qr_impl, _qr_abstract, multiple_results=True)
+
+
+# ---------------------------------------------------------------- svd
+
+def _svd_impl(x, *, full_matrices, compute_uv, subset_by_index=None, algorithm=None):
+    v = to_numpy(x)
+    rdt = _real_dtype(v.dtype)
+    if not compute_uv:
+        return _wrap(np.linalg.svd(v, compute_uv=False).astype(rdt, copy=False))
+    u, s, vt = np.linalg.svd(v, full_matrices=full_matrices)
+    return _wrap(s.astype(rdt, copy=False), u.astype(v.dtype, copy=False), vt.astype(v.dtype, copy=False))
+
+
+def _svd_abstract(x, *, full_matrices, compute_uv, subset_by_index=None, algorithm=None):
+    _check_matrix("svd", x)
+    if subset_by_index is not None:
+        raise NotImplementedError("svd with subset_by_index")
+    *batch, m, n = x.shape
+    k = min(m, n)
+    s = ShapedArray((*batch, k), _real_dtype(x.dtype))
+    if not compute_uv:
+        return [s]
+    um, vn = (m, n) if full_matrices else (k, k)
+    return [s, ShapedArray((*batch, m, um), x.dtype), ShapedArray((*batch, vn, n), x.dtype)]
+
+
+svd_p = make_primitive("svd", _svd_impl, _svd_abstract, multiple_results=True)
+
+
+# ---------------------------------------------------------------- eigh
+
+def _eigh_impl(x, *, lower=True, sort_eigenvalues=True, subset_by_index=None, algorithm=None):
+    v = to_numpy(x)
+    w, vec = np.linalg.eigh(v, UPLO="L" if lower else "U")
+    return _wrap(vec.astype(v.dtype, copy=False), w.astype(_real_dtype(v.dtype), copy=False))
+
+
+def _eigh_abstract(x, *, lower=True, sort_eigenvalues=True, subset_by_index=None, algorithm=None):
+    _check_matrix("eigh", x, square=True)
+    if subset_by_index is not None:
+        raise NotImplementedError("eigh with subset_by_index")
+    return [ShapedArray(x.shape, x.dtype), ShapedArray(x.shape[:-1], _real_dtype(x.dtype))]
+
+
+eigh_p = make_primitive("eigh", _eigh_impl, _eigh_abstract, multiple_results=True)
+
+
+# ---------------------------------------------------------------- triangular_solve
+
+def _effective_matrix(a, transpose_a, conjugate_a):
+    """op(a) as the solve sees it."""
+    a = np.swapaxes(a, -1, -2) if transpose_a else a
+    return np.conj(a) if conjugate_a else a
+
+
+def _triangular_solve_np(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    import scipy.linalg
+    eff_lower = lower != transpose_a
+    m = _effective_matrix(a, transpose_a, conjugate_a)
+    if not left_side:          # x @ m = b  <=>  m.T @ x.T = b.T
+        m, b, eff_lower = m.T, b.T, not eff_lower
+    with _warnings.catch_warnings(), np.errstate(all="ignore"):
+        _warnings.simplefilter("ignore")
+        x = scipy.linalg.solve_triangular(m, b, lower=eff_lower, unit_diagonal=unit_diagonal,
+                                          check_finite=False)
+    return ((x if left_side else x.T).astype(b.dtype, copy=False),)
+
+
+def _triangular_solve_impl(a, b, *, left_side=False, lower=False, transpose_a=False, conjugate_a=False,
+                           unit_diagonal=False):
+    av, bv = to_numpy(a), to_numpy(b)
+    if av.size == 0 or bv.size == 0:
+        return _wrap(np.zeros(bv.shape, bv.dtype))[0]
+    fn = lambda x, y: _triangular_solve_np(x, y, left_side, lower, transpose_a, conjugate_a,  # noqa: E731
+                                           unit_diagonal)
+    return _wrap(*_np_batched(fn, av, bv, n_out=1))[0]
+
+
+def _triangular_solve_abstract(a, b, *, left_side=False, lower=False, transpose_a=False,
+                               conjugate_a=False, unit_diagonal=False):
+    _check_matrix("triangular_solve", a, square=True)
+    if b.ndim < 2:
+        raise TypeError(f"triangular_solve requires b to have rank at least 2, got shape {b.shape}.")
+    if a.dtype != b.dtype:
+        raise TypeError(f"triangular_solve requires a and b to have the same dtype, got "
+                        f"{a.dtype.name} and {b.dtype.name}.")
+    if a.shape[:-2] != b.shape[:-2]:
+        raise TypeError(f"triangular_solve requires both arguments to have the same batch "
+                        f"dimensions, got {a.shape} and {b.shape}.")
+    common = b.shape[-2] if left_side else b.shape[-1]
+    if a.shape[-1] != common:
+        side = "left" if left_side else "right"
+        raise TypeError(f"triangular_solve with {side}_side={left_side} requires a of shape "
+                        f"[..., {common}, {common}] for b of shape {b.shape}, got {a.shape}.")
+    return ShapedArray(b.shape, b.dtype)
+
+
+triangular_solve_p = make_primitive("triangular_solve", _triangular_solve_impl,
+                                    _triangular_solve_abstract)
+
+
+# ---------------------------------------------------------------- public functions
+
+def cholesky(x, *, symmetrize_input=True):
+    if symmetrize_input:
+        x = symmetrize(x)
+    return _tril(cholesky_p.bind(x))
+
+
+def lu(x):
+    lu_, pivots, permutation = lu_p.bind(x)
+    return lu_, pivots, permutation
+
+
+def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
+    q, r = qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+    return q, r
+
+
+def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
+    out = svd_p.bind(x, full_matrices=full_matrices, compute_uv=compute_uv,
+                     subset_by_index=subset_by_index, algorithm=algorithm)
+    if compute_uv:
+        s, u, vt = out
+        return u, s, vt
+    return out[0]
+
+
+def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True, subset_by_index=None):
+    if symmetrize_input:
+        x = symmetrize(x)
+    v, w = eigh_p.bind(x, lower=lower, sort_eigenvalues=sort_eigenvalues,
+                       subset_by_index=subset_by_index, algorithm=None)
+    return v, w
+
+
+def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False, conjugate_a=False,
+                     unit_diagonal=False):
+    conjugate_a = conjugate_a and get_aval(a).dtype.kind == "c"
+    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                   transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
+                                   unit_diagonal=bool(unit_diagonal))
+
+
+def lu_pivots_to_permutation(pivots, permutation_size):
+    """The permutation (int32) that the row swaps ``pivots`` describe."""
+    if isinstance(pivots, _core.Tracer):
+        from ..scipy.linalg import _pivots_to_permutation
+        return _pivots_to_permutation(pivots, permutation_size)
+    v = to_numpy(pivots)
+    flat = v.reshape(-1, v.shape[-1]) if v.ndim else v.reshape(1, 0)
+    out = np.stack([_pivots_to_permutation_np(p, permutation_size) for p in flat]) if len(flat) else \
+        np.zeros((0, permutation_size), np.int32)
+    return Array(out.reshape(v.shape[:-1] + (permutation_size,)), False)
+
+
+# ---------------------------------------------------------------- matrix helpers over lax
+
+def _T(x):
+    nd = get_aval(x).ndim
+    from .shape import transpose
+    return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _conj(x):
+    if get_aval(x).dtype.kind != "c":
+        return x
+    from ..numpy._elementwise import conj_p
+    return conj_p.bind(x)
+
+
+def _H(x):
+    return _conj(_T(x))
+
+
+def symmetrize(x):
+    from .elementwise import add, div
+    from .shape import broadcast
+    aval = get_aval(x)
+    two = Array(np.asarray(2, aval.dtype), False)
+    return div(add(x, _H(x)), broadcast(two, aval.shape))
+
+
+def _matmul(a, b):
+    """(..., m, k) @ (..., k, n) with equal batch dims."""
+    nd = get_aval(a).ndim
+    batch = tuple(range(nd - 2))
+    return dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def _mask(shape, k, lower):
+    from .elementwise import add, ge, le
+    from .shape import broadcasted_iota
+    rows = broadcasted_iota(np.int32, shape, len(shape) - 2)
+    cols = broadcasted_iota(np.int32, shape, len(shape) - 1)
+    shifted = add(rows, Array(np.asarray(k, np.int32), False)) if k else rows
+    return ge(shifted, cols) if lower else le(shifted, cols)
+
+
+def _zeros(aval):
+    from .shape import broadcast
+    z = Array(np.zeros((), aval.dtype), False)
+    return broadcast(z, aval.shape) if aval.shape else z
+
+
+def _tril(x, k=0):
+    from .elementwise import select
+    aval = get_aval(x)
+    return select(_mask(aval.shape, k, True), x, _zeros(aval))
+
+
+def _triu(x, k=0):
+    from .elementwise import select
+    aval = get_aval(x)
+    return select(_mask(aval.shape, k, False), x, _zeros(aval))
+
+
+def _eye(dtype, shape):
+    """Identity matrices of ``shape`` (..., n, m) in ``dtype``."""
+    from .elementwise import convert_element_type, eq
+    from .shape import broadcasted_iota
+    nd = len(shape)
+    same = eq(broadcasted_iota(np.int32, shape, nd - 2), broadcasted_iota(np.int32, shape, nd - 1))
+    return convert_element_type(same, dtype)
+
+
+def _diagonal(x):
+    """The main diagonals of (..., n, n) matrices, as (..., n)."""
+    from .elementwise import mul
+    from .reductions import reduce_sum
+    aval = get_aval(x)
+    return reduce_sum(mul(x, _eye(aval.dtype, aval.shape)), (aval.ndim - 1,))
+
+
+def _const_like(x, value):
+    from .shape import broadcast
+    aval = get_aval(x)
+    c = Array(np.asarray(value, aval.dtype), False)
+    return broadcast(c, aval.shape) if aval.shape else c
+
+
+def _permutation_matrix(permutation, dtype):
+    """One-hot rows: P[..., i, j] = (permutation[..., i] == j), so P @ x == x[..., permutation, :]."""
+    from .elementwise import convert_element_type, eq
+    from .shape import broadcast_in_dim, broadcasted_iota
+    aval = get_aval(permutation)
+    n = aval.shape[-1]
+    shape = aval.shape + (n,)
+    rows = broadcast_in_dim(permutation, shape, tuple(range(aval.ndim)))
+    return convert_element_type(eq(rows, broadcasted_iota(np.int32, shape, aval.ndim)), dtype)
+
+
+def _pad_last2(x, rows, cols):
+    from .shape import pad
+    aval = get_aval(x)
+    cfg = [(0, 0, 0)] * (aval.ndim - 2) + [(0, rows, 0), (0, cols, 0)]
+    return pad(x, Array(np.zeros((), aval.dtype), False), cfg)
+
+
+def _slice_last2(x, rows, cols):
+    from .indexing import slice as lax_slice
+    aval = get_aval(x)
+    return lax_slice(x, (0,) * aval.ndim, aval.shape[:-2] + (rows, cols))
+
+
+# ---------------------------------------------------------------- differentiation rules
+# The formulas are JAX's (jax/_src/lax/linalg.py), written over numjax.lax.
+
+def _cholesky_jvp(primals, tangents):
+    from .elementwise import add, div, mul
+    x, = primals
+    sigma_dot, = tangents
+    L = _tril(cholesky_p.bind(x))
+    sigma_dot = ad.instantiate(sigma_dot)
+    sigma_dot = div(add(sigma_dot, _H(sigma_dot)), _const_like(sigma_dot, 2))
+    # phi(X) = tril(X) with the diagonal halved
+    tmp = triangular_solve(L, sigma_dot, left_side=False, transpose_a=True, conjugate_a=True, lower=True)
+    inner = triangular_solve(L, tmp, left_side=True, transpose_a=False, lower=True)
+    aval = get_aval(inner)
+    phi = div(_tril(inner), add(_const_like(inner, 1), _eye(aval.dtype, aval.shape)))
+    return L, _matmul(L, phi)
+
+
+def _lu_jvp(primals, tangents):
+    from .elementwise import add
+    a, = primals
+    a_dot, = tangents
+    lu_, pivots, permutation = lu_p.bind(a)
+    aval = get_aval(a)
+    *batch, m, n = aval.shape
+    k = min(m, n)
+    dt = aval.dtype
+    x = _matmul(_permutation_matrix(permutation, dt), ad.instantiate(a_dot))
+    l = _pad_last2(_tril(_slice_last2(lu_, m, k), -1), 0, m - k)
+    l = add(l, _eye(dt, (*batch, m, m)))
+    u = _pad_last2(_triu(_slice_last2(lu_, k, n)), n - k, 0)
+    if n > k:
+        from .shape import pad
+        u_eye = pad(_eye(dt, (n - k, n - k)), Array(np.zeros((), dt), False), ((k, 0, 0), (k, 0, 0)))
+        from .shape import broadcast
+        u = add(u, broadcast(u_eye, tuple(batch)) if batch else u_eye)
+    la = triangular_solve(l, x, left_side=True, transpose_a=False, lower=True, unit_diagonal=True)
+    lau = triangular_solve(u, la, left_side=False, transpose_a=False, lower=False)
+    lu_dot = add(_matmul(l, _tril(lau, -1)), _matmul(_triu(lau), u))
+    zero = lambda v: ad.Zero(ad._tangent_aval(get_aval(v)))  # noqa: E731
+    return [lu_, pivots, permutation], [_slice_last2(lu_dot, m, n), zero(pivots), zero(permutation)]
+
+
+def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
+    from .elementwise import add, sub
+    x, = primals
+    dx = ad.instantiate(tangents[0])
+    q, r = qr_p.bind(x, pivoting=pivoting, full_matrices=False, use_magma=use_magma)
+    *_, m, n = get_aval(x).shape
+    if m < n or (full_matrices and m != n):
+        raise NotImplementedError("Unimplemented case of QR decomposition derivative")
+    dx_rinv = triangular_solve(r, dx)     # dx @ inv(r)
+    qt_dx_rinv = _matmul(_H(q), dx_rinv)
+    lower = _tril(qt_dx_rinv, -1)
+    do = sub(lower, _H(lower))            # skew-symmetric
+    if get_aval(x).dtype.kind == "c":
+        aval = get_aval(qt_dx_rinv)
+        imag_diag = sub(qt_dx_rinv, _as_dtype(_real_part(qt_dx_rinv), aval.dtype))
+        from .elementwise import mul
+        do = add(do, mul(_eye(aval.dtype, aval.shape), imag_diag))
+    dq = add(_matmul(q, sub(do, qt_dx_rinv)), dx_rinv)
+    dr = _matmul(sub(qt_dx_rinv, do), r)
+    return [q, r], [dq, dr]
+
+
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index=None, algorithm=None):
+    from .elementwise import add, convert_element_type, div, eq, mul, sub
+    from .shape import broadcast_in_dim
+    A, = primals
+    dA = ad.instantiate(tangents[0])
+    s, U, Vt = svd_p.bind(A, full_matrices=False, compute_uv=True, subset_by_index=subset_by_index,
+                          algorithm=algorithm)
+    if compute_uv and full_matrices:
+        raise NotImplementedError("Singular value decomposition JVP not implemented for full matrices")
+    aval = get_aval(A)
+    dt = aval.dtype
+    Ut, V = _H(U), _H(Vt)
+    s_aval = get_aval(s)
+    k = s_aval.shape[-1]
+    mat = s_aval.shape[:-1] + (k, k)
+    s_row = broadcast_in_dim(s, mat, tuple(range(s_aval.ndim - 1)) + (s_aval.ndim,))   # s[..., None, :]
+    s_col = _T(s_row)
+    dS = _matmul(_matmul(Ut, dA), V)
+    ds = _diagonal(_real_part(dS))
+    if not compute_uv:
+        return [s], [ds]
+    eye_k = _eye(s_aval.dtype, mat)
+    s_diffs = mul(add(s_row, s_col), sub(s_row, s_col))
+    F = sub(div(_const_like(s_diffs, 1), add(s_diffs, eye_k)), eye_k)
+    s_row_c = _as_dtype(s_row, dt)
+    dSS = mul(s_row_c, dS)
+    SdS = mul(_T(s_row_c), dS)
+    s_zeros = convert_element_type(eq(s, _const_like(s, 0)), s_aval.dtype)
+    s_inv = sub(div(_const_like(s, 1), add(s, s_zeros)), s_zeros)
+    s_inv_mat = mul(broadcast_in_dim(s_inv, mat, tuple(range(s_aval.ndim - 1)) + (s_aval.ndim,)), eye_k)
+    half = _const_like(dS, 0.5)
+    dUdV_diag = mul(mul(half, sub(dS, _H(dS))), _as_dtype(s_inv_mat, dt))
+    Fc = _as_dtype(F, dt)
+    dU = _matmul(U, add(mul(Fc, add(dSS, _H(dSS))), dUdV_diag))
+    dV = _matmul(V, mul(Fc, add(SdS, _H(SdS))))
+    m, n = aval.shape[-2:]
+    s_div = _as_dtype(broadcast_in_dim(s, s_aval.shape[:-1] + (max(m, n), k),
+                                       tuple(range(s_aval.ndim - 1)) + (s_aval.ndim,)), dt)
+    if m > n:
+        dAV = _matmul(dA, V)
+        dU = add(dU, div(sub(dAV, _matmul(U, _matmul(Ut, dAV))), s_div))
+    if n > m:
+        dAHU = _matmul(_H(dA), U)
+        dV = add(dV, div(sub(dAHU, _matmul(V, _matmul(Vt, dAHU))), s_div))
+    return [s, U, Vt], [ds, dU, _H(dV)]
+
+
+def _as_dtype(x, dtype):
+    from .elementwise import convert_element_type
+    return x if get_aval(x).dtype == dtype else convert_element_type(x, dtype)
+
+
+def _real_part(x):
+    if get_aval(x).dtype.kind != "c":
+        return x
+    from ..numpy._elementwise import real_p
+    return real_p.bind(x)
+
+
+def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index=None, algorithm=None):
+    from .elementwise import add, integer_pow, mul, sub
+    from .shape import broadcast_in_dim
+    a, = primals
+    a_dot = ad.instantiate(tangents[0])
+    v, w_real = eigh_p.bind(a, lower=lower, sort_eigenvalues=sort_eigenvalues,
+                            subset_by_index=subset_by_index, algorithm=algorithm)
+    aval = get_aval(a)
+    w = _as_dtype(w_real, aval.dtype)
+    eye_n = _eye(aval.dtype, aval.shape)
+    nb = aval.ndim - 2
+    w_row = broadcast_in_dim(w, aval.shape, tuple(range(nb)) + (nb + 1,))   # w[..., None, :]
+    w_col = broadcast_in_dim(w, aval.shape, tuple(range(nb)) + (nb,))       # w[..., :, None]
+    Fmat = sub(integer_pow(add(eye_n, sub(w_row, w_col)), -1), eye_n)
+    vdag_adot_v = _matmul(_matmul(_H(v), a_dot), v)
+    dv = _matmul(v, mul(Fmat, vdag_adot_v))
+    dw = _real_part(_diagonal(vdag_adot_v))
+    return [v, w_real], [dv, dw]
+
+
+def _triangular_solve_jvp_a(g_a, ans, a, b, *, left_side, lower, transpose_a, conjugate_a,
+                            unit_diagonal):
+    from .elementwise import neg
+    m, n = get_aval(b).shape[-2:]
+    k = 1 if unit_diagonal else 0
+    g_a = _tril(g_a, -k) if lower else _triu(g_a, k)
+    g_a = neg(g_a)
+    g_a = _T(g_a) if transpose_a else g_a
+    g_a = _conj(g_a) if conjugate_a else g_a
+
+    def a_inverse(rhs):
+        return triangular_solve(a, rhs, left_side=left_side, lower=lower, transpose_a=transpose_a,
+                                conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+    if left_side:
+        return a_inverse(_matmul(g_a, ans)) if m > n else _matmul(a_inverse(g_a), ans)
+    return a_inverse(_matmul(ans, g_a)) if m < n else _matmul(ans, a_inverse(g_a))
+
+
+def _triangular_solve_jvp(primals, tangents, **params):
+    a, b = primals
+    ta, tb = tangents
+    ans = triangular_solve_p.bind(a, b, **params)
+    out = ad.Zero(get_aval(ans))
+    if type(ta) is not ad.Zero:
+        out = ad.add_tangents(out, _triangular_solve_jvp_a(ta, ans, a, b, **params))
+    if type(tb) is not ad.Zero:
+        out = ad.add_tangents(out, triangular_solve_p.bind(a, tb, **params))
+    return ans, out
+
+
+def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    # Linear in b only (as div is in its numerator).
+    assert not ad.is_undefined(a) and ad.is_undefined(b)
+    if type(ct) is ad.Zero:
+        return [None, None]
+    ct_b = triangular_solve_p.bind(a, ct, left_side=left_side, lower=lower, transpose_a=not transpose_a,
+                                   conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+    return [None, ct_b]
+
+
+ad.jvp_rules[cholesky_p] = _cholesky_jvp
+ad.jvp_rules[lu_p] = _lu_jvp
+ad.jvp_rules[qr_p] = _qr_jvp
+ad.jvp_rules[svd_p] = _svd_jvp
+ad.jvp_rules[eigh_p] = _eigh_jvp
+ad.jvp_rules[triangular_solve_p] = _triangular_solve_jvp
+ad.transpose_rules[triangular_solve_p] = _triangular_solve_transpose
+
+
+# ---------------------------------------------------------------- batching rules
+# Every factorization already takes leading batch dimensions: the vmapped axis moves to the front.
+
+def _front_batch_rule(prim):
+    def rule(vals, dims, **params):
+        size = batching.axis_size_of(vals, dims)
+        vals = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+        out = prim.bind(*vals, **params)
+        return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
+    batching.batch_rules[prim] = rule
+
+
+for _prim in (cholesky_p, lu_p, qr_p, svd_p, eigh_p, triangular_solve_p):
+    _front_batch_rule(_prim)

@@ -546,9 +546,13 @@ def clip(arr=None, min=None, max=None, a=None, a_min=None, a_max=None):  # noqa:
     return _jit_named("clip", _clip, *args)
 
 
-def where(condition, x=None, y=None, /):
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     if x is None and y is None:
-        raise ValueError("jnp.where with a single argument needs size= (nonzero is not available yet)")
+        # The one-argument form is nonzero (from the sorting module), with its size/fill_value.
+        from . import _sorting
+        if not hasattr(_sorting, "nonzero"):
+            raise NotImplementedError("jnp.where(condition) needs jnp.nonzero, which is not available")
+        return _sorting.nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise TypeError(f"where requires ndarray or scalar arguments, got {type(None)} at position "
                         f"{1 if x is None else 2}.")
@@ -952,7 +956,13 @@ def array_equal(a1, a2, equal_nan=False):
 
 from ._indexing import getitem as _getitem  # noqa: E402
 from . import _operators  # noqa: E402,F401  (installs Array/Tracer operators)
+from ._reductions import *  # noqa: E402,F401,F403
+from ._elementwise import *  # noqa: E402,F401,F403
+from ._shape_ops import *  # noqa: E402,F401,F403
+from ._einsum import *  # noqa: E402,F401,F403
+from ._polynomial import *  # noqa: E402,F401,F403
 from ._extra import *  # noqa: E402,F401,F403
 from ._sorting import *  # noqa: E402,F401,F403
 from ._setops import *  # noqa: E402,F401,F403
 from . import fft, linalg  # noqa: E402,F401
+from ._indexing import put, take, take_along_axis  # noqa: E402,F401

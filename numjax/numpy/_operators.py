@@ -32,23 +32,23 @@ def _install():
         "__getitem__": jnp._getitem,
         "__divmod__": lambda x, y: (jnp.floor_divide(x, y), jnp.remainder(x, y)),
     }
-    methods = {
-        "sum": jnp.sum, "mean": jnp.mean, "max": jnp.max, "min": jnp.min, "prod": jnp.prod,
-        "argmax": jnp.argmax, "argmin": jnp.argmin, "all": jnp.all, "any": jnp.any,
-        "std": jnp.std, "var": jnp.var, "cumsum": jnp.cumsum, "cumprod": jnp.cumprod,
-        "ravel": jnp.ravel, "flatten": jnp.ravel, "squeeze": jnp.squeeze, "dot": jnp.dot,
-        "clip": jnp.clip, "round": jnp.round, "swapaxes": jnp.swapaxes,
-        "astype": jnp.astype, "conj": lambda x: x, "conjugate": lambda x: x,
-    }
     for cls in (Array, core.Tracer):
-        for name, fn in {**ops, **methods}.items():
+        for name, fn in ops.items():
             setattr(cls, name, fn)
+        for name in _METHODS:
+            setattr(cls, name, _late_method(name))
         cls.reshape = _reshape_method
         cls.transpose = _transpose_method
+        cls.flatten = _late_method("ravel")
+        cls.conj = cls.conjugate = _late_method("conjugate")
         cls.T = property(lambda self: jnp.transpose(self))
         cls.mT = property(lambda self: jnp.matrix_transpose(self))
-        cls.real = property(lambda self: self)
+        cls.real = property(lambda self: jnp.real(self))
+        cls.imag = property(lambda self: jnp.imag(self))
+        cls.view = _view_method
         cls.__hash__ = None
+    core.Tracer.item = _tracer_item
+    core.Tracer.tolist = _tracer_tolist
     for name, (ufunc, reflected) in _FAST_BINARY.items():
         setattr(Array, name, _fast_binary(ufunc, ops[name], reflected))
     Array.__hash__ = _unhashable
@@ -100,6 +100,58 @@ def _fast_binary(ufunc, slow, reflected):
             return Array(np.asarray(out), weak)   # weak exactly when both operands are (as lax)
         return Array(np.asarray(out, dtype=dt), weak)
     return op
+
+
+# Array methods that are jnp functions of the array; looked up on call so later overrides of a
+# jnp function (jnp.sum with where=, jnp.sort from another module) are what the method runs.
+_METHODS = ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any", "std", "var",
+            "cumsum", "cumprod", "ravel", "squeeze", "dot", "clip", "round", "swapaxes", "astype",
+            "trace", "diagonal", "ptp", "repeat", "choose", "nonzero", "sort", "argsort",
+            "searchsorted", "take", "compress", "argpartition")
+
+
+def _late_method(name):
+    import numjax.numpy as jnp
+
+    def method(self, *args, **kwargs):
+        return getattr(jnp, name)(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _view_method(self, dtype=None, type=None):  # noqa: A002
+    if type is not None:
+        raise NotImplementedError("`type` argument of array.view() is not supported.")
+    if dtype is None:
+        return self
+    import numjax.lax as lax
+    dt = dtypes.canonicalize_dtype(dtype)
+    src = np.dtype(self.dtype)
+    if dt.itemsize != src.itemsize:
+        raise NotImplementedError("array.view() to a dtype of another size is not supported by numjax")
+    if src == np.bool_ or dt == np.bool_:
+        import numjax.numpy as jnp
+        mid = np.dtype(f"uint{8 * src.itemsize}")
+        x = self if src != np.bool_ else jnp.astype(self, mid)
+        x = lax.bitcast_convert_type(x, mid) if src != np.bool_ else x
+        return jnp.astype(x, dt) if dt == np.bool_ else lax.bitcast_convert_type(x, dt)
+    return lax.bitcast_convert_type(self, dt)
+
+
+def _tracer_concrete(self, method):
+    v = self._concrete_value()
+    if v is None:
+        from ..errors import ConcretizationTypeError
+        raise ConcretizationTypeError(self, f"The {method}() method needs a concrete value")
+    return np.asarray(v)
+
+
+def _tracer_item(self, *args):
+    return _tracer_concrete(self, "item").item(*args)
+
+
+def _tracer_tolist(self):
+    return _tracer_concrete(self, "tolist").tolist()
 
 
 def _unhashable(self):

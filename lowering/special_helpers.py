@@ -1,0 +1,479 @@
+"""Scalar special functions that generated code calls as ``sp.<name>`` (and that eager
+evaluation uses where scipy has no counterpart).
+
+Every function computes in float64 whatever its argument types, and the generated code casts
+the result to the program's dtype, so float32 results are correctly rounded float64 values.
+The algorithms are the textbook ones: power series and continued fractions (modified Lentz),
+recurrences that move the argument into the range of an asymptotic expansion, and
+Euler-Maclaurin summation for the Hurwitz zeta function.
+"""
+import math
+
+import numba
+
+_njit = numba.njit(cache=True, nogil=True, error_model="numpy")
+
+_EPS = 2.220446049250313e-16
+_TINY = 1e-300
+_MAXITER = 2000
+_NAN = math.nan
+_INF = math.inf
+_LOG_MAX = 709.782712893384   # log of the largest float64
+
+
+@_njit
+def _is_pole(x):
+    return x <= 0.0 and x == math.floor(x)
+
+
+# ---------------------------------------------------------------- gamma family
+
+@_njit
+def lgamma(x):
+    x = float(x)
+    if _is_pole(x):
+        return _INF
+    return math.lgamma(x)
+
+
+@_njit
+def digamma(x):
+    x = float(x)
+    if x != x or _is_pole(x):
+        return _NAN
+    if x == _INF:
+        return _INF
+    acc = 0.0
+    if x < 0.0:
+        # Reflection: psi(x) = psi(1 - x) - pi / tan(pi x).
+        acc = -math.pi / math.tan(math.pi * x)
+        x = 1.0 - x
+    while x < 10.0:
+        acc -= 1.0 / x
+        x += 1.0
+    # Asymptotic expansion: log x - 1/(2x) - sum B_2k / (2k x^2k).
+    z = 1.0 / (x * x)
+    tail = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (
+        1.0 / 132 - z * (691.0 / 32760 - z / 12.0))))))
+    return acc + math.log(x) - 0.5 / x - tail
+
+
+def bernoulli_over_factorial(count):
+    """B_2j / (2j)! for j = 1..count (the Euler-Maclaurin coefficients), from the exact
+    Bernoulli numbers (Akiyama-Tanigawa algorithm in rationals)."""
+    from fractions import Fraction
+    n_max = 2 * count
+    column = [Fraction(0)] * (n_max + 1)
+    bernoulli = []
+    for m in range(n_max + 1):
+        column[m] = Fraction(1, m + 1)
+        for j in range(m, 0, -1):
+            column[j - 1] = j * (column[j - 1] - column[j])
+        bernoulli.append(column[0])
+    return tuple(float(bernoulli[2 * j] / math.factorial(2 * j)) for j in range(1, count + 1))
+
+
+_EM_COEFFS = bernoulli_over_factorial(13)
+
+
+@_njit
+def zeta(s, q):
+    """Hurwitz zeta: the sum over k >= 0 of (q + k) ** -s."""
+    s, q = float(s), float(q)
+    if s != s or q != q:
+        return _NAN
+    if s == 1.0:
+        return _INF
+    if s < 1.0:
+        return _NAN
+    if q <= 0.0:
+        if q == math.floor(q):
+            return _INF
+        if s != math.floor(s):
+            return _NAN   # a negative base to a fractional power
+    total = 0.0
+    w = q
+    # Sum directly until the Euler-Maclaurin tail converges fast (its terms shrink like
+    # ((s + 2j) / (2 pi w))^2j).
+    while w < 10.0 + s:
+        total += w ** -s
+        w += 1.0
+    if s > 200.0 and q > 0.0:
+        # The tail is below rounding of the first term; avoid the diverging correction series.
+        return total + w ** -s
+    tail = w ** (1.0 - s) / (s - 1.0) + 0.5 * w ** -s
+    rising = s                # s (s+1) ... (s+2j-2)
+    power = w ** (-s - 1.0)   # w ** (-s - 2j + 1)
+    inv_w2 = 1.0 / (w * w)
+    for j in range(len(_EM_COEFFS)):
+        term = _EM_COEFFS[j] * rising * power
+        tail += term
+        if abs(term) <= _EPS * abs(total + tail):
+            break
+        rising *= (s + 2 * j + 1) * (s + 2 * j + 2)
+        power *= inv_w2
+    return total + tail
+
+
+@_njit
+def polygamma(m, x):
+    m, x = float(m), float(x)
+    if m != m or x != x or m < 0.0 or m != math.floor(m):
+        return _NAN
+    if m == 0.0:
+        return digamma(x)
+    # psi^(m)(x) = (-1)^(m+1) m! zeta(m + 1, x)
+    sign = 1.0 if int(m) % 2 == 1 else -1.0
+    return sign * math.exp(math.lgamma(m + 1.0)) * zeta(m + 1.0, x)
+
+
+# ---------------------------------------------------------------- incomplete gamma
+
+@_njit
+def _log_prefactor(a, x):
+    # log(x^a e^-x / Gamma(a)): P(a, x) and Q(a, x) are this times a series or fraction.
+    return a * math.log(x) - x - math.lgamma(a)
+
+
+@_njit
+def _use_fraction(a, x):
+    return x > 1.0 and x > a
+
+
+@_njit
+def _igamma_series(a, x):
+    """P(a, x) = prefactor * sum c_n, with c_0 = 1/a and c_n = c_{n-1} x / (a + n)."""
+    log_ax = _log_prefactor(a, x)
+    if log_ax < -_LOG_MAX:
+        return 0.0
+    c = 1.0 / a
+    total = c
+    r = a
+    for _ in range(_MAXITER):
+        r += 1.0
+        c *= x / r
+        total += c
+        if c <= total * _EPS:
+            break
+    return total * math.exp(log_ax)
+
+
+@_njit
+def _igammac_fraction(a, x):
+    """Q(a, x) = prefactor / (x + 1 - a - 1(1-a) / (x + 3 - a - 2(2-a) / ...)), by Lentz."""
+    log_ax = _log_prefactor(a, x)
+    if log_ax < -_LOG_MAX:
+        return 0.0
+    b = x + 1.0 - a
+    c = 1.0 / _TINY
+    d = 1.0 / b
+    h = d
+    for i in range(1, _MAXITER):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        if abs(d) < _TINY:
+            d = _TINY
+        c = b + an / c
+        if abs(c) < _TINY:
+            c = _TINY
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < _EPS:
+            break
+    return math.exp(log_ax) * h
+
+
+@_njit
+def _igamma_domain(a, x):
+    """NaN for arguments outside the domain, -1.0 when the general case applies, else the
+    value at the boundary (as XLA defines it)."""
+    if a != a or x != x or x < 0.0 or a < 0.0 or a == _INF:
+        return _NAN
+    if a == 0.0:
+        return 1.0 if x > 0.0 else _NAN
+    if x == 0.0:
+        return 0.0
+    if x == _INF:
+        return 1.0
+    return -1.0
+
+
+@_njit
+def igamma(a, x):
+    a, x = float(a), float(x)
+    edge = _igamma_domain(a, x)
+    if edge != -1.0:
+        return edge
+    if _use_fraction(a, x):
+        return 1.0 - _igammac_fraction(a, x)
+    return _igamma_series(a, x)
+
+
+@_njit
+def igammac(a, x):
+    a, x = float(a), float(x)
+    edge = _igamma_domain(a, x)
+    if edge != -1.0:
+        return 1.0 - edge
+    if _use_fraction(a, x):
+        return _igammac_fraction(a, x)
+    return 1.0 - _igamma_series(a, x)
+
+
+@_njit
+def _series_and_derivative(a, x):
+    """(S, dS/da) for P(a, x) = prefactor * S, S = sum c_n as in _igamma_series."""
+    c = 1.0 / a
+    dc = -c / a
+    total, dtotal = c, dc
+    r = a
+    for _ in range(_MAXITER):
+        r += 1.0
+        c_next = c * x / r
+        dc = dc * x / r - c_next / r
+        c = c_next
+        total += c
+        dtotal += dc
+        if abs(c) <= abs(total) * _EPS and abs(dc) <= abs(dtotal) * _EPS:
+            break
+    return total, dtotal
+
+
+@_njit
+def _fraction_and_derivative(a, x):
+    """(h, dh/da) for Q(a, x) = prefactor * h, h = 1 / (b0 + a1 / (b1 + ...)) with
+    b_n = x + 2n + 1 - a and a_n = -n (n - a), by the three-term recurrence for the
+    convergents differentiated in a (the Lentz form has no simple derivative)."""
+    a_prev, b_prev = 1.0, 0.0         # A_{n-2}, B_{n-2}
+    da_prev, db_prev = 0.0, 0.0
+    a_cur, b_cur = x + 1.0 - a, 1.0   # A_{n-1}, B_{n-1}
+    da_cur, db_cur = -1.0, 0.0
+    h = b_cur / a_cur
+    dh = db_cur / a_cur - h * da_cur / a_cur
+    for n in range(1, _MAXITER):
+        an = -n * (n - a)
+        bn = x + 2.0 * n + 1.0 - a
+        a_new = bn * a_cur + an * a_prev
+        b_new = bn * b_cur + an * b_prev
+        da_new = -a_cur + bn * da_cur + n * a_prev + an * da_prev
+        db_new = -b_cur + bn * db_cur + n * b_prev + an * db_prev
+        a_prev, b_prev, da_prev, db_prev = a_cur, b_cur, da_cur, db_cur
+        a_cur, b_cur, da_cur, db_cur = a_new, b_new, da_new, db_new
+        if a_cur == 0.0:
+            continue
+        h_new = b_cur / a_cur
+        dh_new = db_cur / a_cur - h_new * da_cur / a_cur
+        done = abs(h_new - h) <= _EPS * abs(h_new) and abs(dh_new - dh) <= _EPS * abs(dh_new)
+        h, dh = h_new, dh_new
+        if done:
+            break
+        scale = abs(a_cur)
+        if scale > 1e100:   # keep the convergents representable
+            inv = 1.0 / scale
+            a_prev *= inv
+            b_prev *= inv
+            da_prev *= inv
+            db_prev *= inv
+            a_cur *= inv
+            b_cur *= inv
+            da_cur *= inv
+            db_cur *= inv
+    return h, dh
+
+
+@_njit
+def _derivative_domain(a, x):
+    if a != a or x != x or x < 0.0 or a <= 0.0:
+        return _NAN
+    if x == 0.0:
+        return 0.0
+    return -1.0
+
+
+@_njit
+def igamma_grad_a(a, x):
+    """dP(a, x)/da."""
+    a, x = float(a), float(x)
+    edge = _derivative_domain(a, x)
+    if edge != -1.0:
+        return edge
+    log_ax = _log_prefactor(a, x)
+    if log_ax < -_LOG_MAX:
+        return 0.0
+    ax = math.exp(log_ax)
+    dlog = math.log(x) - digamma(a)   # d(log prefactor)/da
+    if _use_fraction(a, x):
+        h, dh = _fraction_and_derivative(a, x)
+        return -ax * (dlog * h + dh)
+    s, ds = _series_and_derivative(a, x)
+    return ax * (dlog * s + ds)
+
+
+@_njit
+def random_gamma_grad(a, x):
+    """d sample / d a for a Gamma(a, 1) sample x: -(dP/da) / (dP/dx), where dP/dx is the
+    prefactor over x (so the prefactor cancels and never underflows)."""
+    a, x = float(a), float(x)
+    edge = _derivative_domain(a, x)
+    if edge != -1.0:
+        return edge
+    dlog = math.log(x) - digamma(a)
+    if _use_fraction(a, x):
+        h, dh = _fraction_and_derivative(a, x)
+        return x * (dlog * h + dh)
+    s, ds = _series_and_derivative(a, x)
+    return -x * (dlog * s + ds)
+
+
+# ---------------------------------------------------------------- incomplete beta
+
+@_njit
+def _beta_fraction(a, b, x):
+    """The continued fraction of I_x(a, b) (x below the mean), by modified Lentz."""
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    if abs(d) < _TINY:
+        d = _TINY
+    d = 1.0 / d
+    h = d
+    for m in range(1, _MAXITER):
+        m2 = 2.0 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        if abs(d) < _TINY:
+            d = _TINY
+        c = 1.0 + aa / c
+        if abs(c) < _TINY:
+            c = _TINY
+        d = 1.0 / d
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        if abs(d) < _TINY:
+            d = _TINY
+        c = 1.0 + aa / c
+        if abs(c) < _TINY:
+            c = _TINY
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < _EPS:
+            break
+    return h
+
+
+@_njit
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b)."""
+    a, b, x = float(a), float(b), float(x)
+    if a != a or b != b or x != x or a < 0.0 or b < 0.0 or x < 0.0 or x > 1.0:
+        return _NAN
+    if a == 0.0 or b == 0.0:
+        if a == 0.0 and b == 0.0:
+            return _NAN
+        return 1.0 if a == 0.0 else 0.0
+    if x == 0.0 or x == 1.0:
+        return x
+    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                 + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
+
+
+# ---------------------------------------------------------------- modified Bessel I0, I1
+
+_BESSEL_SWITCH = 20.0   # power series below, asymptotic expansion above
+
+
+@_njit
+def _bessel_scaled(nu, x):
+    """exp(-x) I_nu(x) for x >= 0 and nu in {0, 1}."""
+    if x == _INF:
+        return 0.0
+    if x < _BESSEL_SWITCH:
+        # sum (x/2)^(2k+nu) / (k! (k+nu)!), positive terms: no cancellation.
+        half = 0.5 * x
+        term = half if nu == 1 else 1.0
+        total = term
+        q = half * half
+        for k in range(1, 500):
+            term *= q / (k * (k + nu))
+            total += term
+            if term <= total * _EPS:
+                break
+        return total * math.exp(-x)
+    # exp(-x) I_nu(x) ~ (2 pi x)^-1/2 sum_k (-1)^k prod_{j<=k} (4nu^2 - (2j-1)^2) / (k! (8x)^k)
+    mu = 4.0 * nu * nu
+    term = 1.0
+    total = 1.0
+    for k in range(1, 60):
+        nxt = -term * (mu - (2 * k - 1) ** 2) / (k * 8.0 * x)
+        if abs(nxt) >= abs(term):   # the asymptotic series starts to diverge
+            break
+        term = nxt
+        total += term
+        if abs(term) <= _EPS * abs(total):
+            break
+    return total / math.sqrt(2.0 * math.pi * x)
+
+
+@_njit
+def bessel_i0e(x):
+    x = float(x)
+    if x != x:
+        return _NAN
+    return _bessel_scaled(0, abs(x))
+
+
+@_njit
+def bessel_i1e(x):
+    x = float(x)
+    if x != x:
+        return _NAN
+    v = _bessel_scaled(1, abs(x))
+    return -v if x < 0.0 else v
+
+
+# ---------------------------------------------------------------- normal quantile
+
+@_njit
+def _ndtr(x):
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+@_njit
+def ndtri(p):
+    """The standard normal quantile, by Newton's method on Phi(x) = p (Phi through erfc is
+    accurate in relative terms far into the lower tail; the upper tail uses symmetry)."""
+    p = float(p)
+    if p != p or p < 0.0 or p > 1.0:
+        return _NAN
+    if p == 0.0:
+        return -_INF
+    if p == 1.0:
+        return _INF
+    upper = p > 0.5
+    if upper:   # by symmetry (no recursion: Numba's cache cannot link recursive functions)
+        p = 1.0 - p
+    # Starting point: the tail asymptote, or a linearisation near the median.
+    if p < 0.02:
+        t = -2.0 * math.log(p)
+        x = -math.sqrt(t - math.log(t) - math.log(2.0 * math.pi))
+    else:
+        x = (p - 0.5) * math.sqrt(2.0 * math.pi)
+    inv_sqrt_2pi = 1.0 / math.sqrt(2.0 * math.pi)
+    for _ in range(50):
+        density = inv_sqrt_2pi * math.exp(-0.5 * x * x)
+        if density == 0.0:
+            break
+        # Halley's step: f = Phi(x) - p, f' = density, f'' = -x density.
+        step = (_ndtr(x) - p) / density
+        step = step / (1.0 + 0.5 * x * step)
+        x -= step
+        if abs(step) <= 1e-15 * max(1.0, abs(x)):
+            break
+    return -x if upper else x

@@ -1,0 +1,31 @@
+"""The Bernoulli distribution (jax.scipy.stats.bernoulli)."""
+from ._common import const, jnp, lax, np, outside, promote, special
+
+
+def logpmf(k, p, loc=0):
+    k, p, loc = promote("bernoulli.logpmf", k, p, loc)
+    x = lax.sub(k, loc)
+    log_probs = special.xlogy(x, p) + special.xlog1py(lax.sub(const(k, 1), x), -p)
+    return jnp.where(outside(x, const(k, 0), const(k, 1)), -np.inf, log_probs)
+
+
+def pmf(k, p, loc=0):
+    return jnp.exp(logpmf(k, p, loc))
+
+
+def _bad_p(p):
+    return jnp.isnan(p) | (p < 0) | (p > 1)
+
+
+def cdf(k, p):
+    k, p = promote("bernoulli.cdf", k, p)
+    zero, one = const(k, 0), const(k, 1)
+    value = jnp.where(lax.lt(k, zero), zero, jnp.where(lax.lt(k, one), one - p, one))
+    return jnp.where(jnp.isnan(k) | _bad_p(p), np.nan, value)
+
+
+def ppf(q, p):
+    q, p = promote("bernoulli.ppf", q, p)
+    zero, one = const(q, 0), const(q, 1)
+    invalid = jnp.isnan(q) | _bad_p(p) | (q < zero) | (q > one)
+    return jnp.where(invalid, np.nan, jnp.where(lax.le(q, one - p), zero, one))
