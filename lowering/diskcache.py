@@ -103,8 +103,20 @@ def _env_key():
     except ImportError:
         numjax_version = "0"
     parts = [numjax_version, numba.__version__, llvmlite.__version__,
-             sys.version, sys.implementation.cache_tag, _cpu_key()]
+             sys.version, sys.implementation.cache_tag, _cpu_key(), _helpers_key()]
     return "\n".join(str(p) for p in parts)
+
+
+def _helpers_key():
+    """Generated code calls Numba functions of these modules, whose object code is linked
+    into each cached entry: an edit to them must not load entries built from the old code."""
+    here = pathlib.Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in ("vmath.py", "scalar_helpers.py", "special_helpers.py", "kernels.py"):
+        path = here / name
+        if path.exists():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _cpu_key():

@@ -104,15 +104,21 @@ def _reconstruct(value, weak_type):
 
 
 def _array_repr(value, weak_type):
-    extra = f"dtype={value.dtype.name}"
-    if weak_type:
-        extra += ", weak_type=True"
-    if value.size == 0 and value.shape != (0,):
-        extra = f"shape={value.shape}, " + extra
-    body = np.array2string(value, separator=", ", prefix="Array(", suffix=", " + extra + ")")
-    if value.dtype.kind not in "fcb" or value.dtype == np.bool_:
-        pass
-    return f"Array({body}, {extra})"
+    # Laid out as JAX lays it out: numpy wraps the body as if "Array(" preceded
+    # it and "," followed it; the dtype then stays on the last line, after a
+    # single space when the body's last line plus ", " and the dtype text fit
+    # the print width (the "Array(" of a one-line body is not counted), else
+    # after a run of spaces as wide as the prefix (not a line break).
+    prefix = "Array("
+    dtype_str = f"dtype={value.dtype.name}" + (", weak_type=True" if weak_type else "") + ")"
+    width = np.get_printoptions()["linewidth"]
+    if value.size == 0:
+        body = f"[], shape={value.shape}"
+    else:
+        body = np.array2string(value, prefix=prefix, suffix=",", separator=", ", max_line_width=width)
+    last_line = body.rsplit("\n", 1)[-1]
+    sep = " " if len(last_line) + 3 + len(dtype_str) <= width else " " * len(prefix)
+    return f"{prefix}{body},{sep}{dtype_str}"
 
 
 def wrap(value, weak_type=False):

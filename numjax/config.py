@@ -21,6 +21,9 @@ class Config:
         self.jax_disable_jit = _env_flag("JAX_DISABLE_JIT")
         # JAX 0.10.2's default; False selects the original split/random-bits derivations.
         self.jax_threefry_partitionable = _env_flag("JAX_THREEFRY_PARTITIONABLE", default=True)
+        # Accepted so that scripts pinning JAX to the CPU run; numjax only has the CPU.
+        self.jax_platform_name = os.environ.get("JAX_PLATFORM_NAME", "")
+        self.jax_platforms = os.environ.get("JAX_PLATFORMS")
         self.numjax_persistent_cache = _env_flag("NUMJAX_PERSISTENT_CACHE", default=True)
         # Elementwise loops at least this large run with prange; 0 disables.
         self.numjax_parallel_threshold = int(os.environ.get("NUMJAX_PARALLEL_THRESHOLD", 1 << 18))

@@ -317,6 +317,8 @@ _BINARY_PRIMS = {p.name: p for p in (
 
 def _make_unary_fn(prim):
     def fn(x):
+        if type(x) in (int, float, complex, bool):
+            x, = coerce_scalars([x])
         return prim.bind(x)
     fn.__name__ = prim.name
     return fn

@@ -73,7 +73,9 @@ def array(object, dtype=None, copy=True, ndmin=0):  # noqa: A002
         out = asarray_leaf(_from_python(object))
     if dtype is not None:
         out = lax._convert_element_type(out, _dtypes.canonicalize_dtype(dtype), False)
-    elif isinstance(out, Array) and out.weak_type and not _is_python_scalar(object):
+    elif isinstance(out, Array) and out.weak_type and not _is_python_scalar(object) \
+            and not isinstance(object, Array):
+        # A weak Array stays weak, as in JAX; containers and numpy scalars do not.
         out = Array(out._value, False)
     if ndmin and get_aval(out).ndim < ndmin:
         out = lax.broadcast_to_rank(out, ndmin)

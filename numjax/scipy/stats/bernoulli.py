@@ -1,5 +1,5 @@
 """The Bernoulli distribution (jax.scipy.stats.bernoulli)."""
-from ._common import const, jnp, lax, np, outside, promote, special
+from ._common import const, core, jnp, lax, np, outside, promote, special
 
 
 def logpmf(k, p, loc=0):
@@ -26,6 +26,7 @@ def cdf(k, p):
 
 def ppf(q, p):
     q, p = promote("bernoulli.ppf", q, p)
-    zero, one = const(q, 0), const(q, 1)
+    dtype = core.get_aval(q).dtype
+    zero, one = jnp.array(0, dtype), jnp.array(1, dtype)   # strong, so the result is (as JAX's)
     invalid = jnp.isnan(q) | _bad_p(p) | (q < zero) | (q > one)
     return jnp.where(invalid, np.nan, jnp.where(lax.le(q, one - p), zero, one))
