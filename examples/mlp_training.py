@@ -12,7 +12,7 @@ import numjax as jax
 import numjax.numpy as jnp
 
 NUM_FEATURES, HIDDEN = 2, 32
-LEARNING_RATE, STEPS, PRINT_EVERY = 0.05, 400, 50
+LEARNING_RATE, STEPS, PRINT_EVERY = 0.02, 500, 50
 
 
 def target(x):

@@ -58,20 +58,7 @@ def digamma(x):
     return acc + math.log(x) - 0.5 / x - tail
 
 
-def bernoulli_over_factorial(count):
-    """B_2j / (2j)! for j = 1..count (the Euler-Maclaurin coefficients), from the exact
-    Bernoulli numbers (Akiyama-Tanigawa algorithm in rationals)."""
-    from fractions import Fraction
-    n_max = 2 * count
-    column = [Fraction(0)] * (n_max + 1)
-    bernoulli = []
-    for m in range(n_max + 1):
-        column[m] = Fraction(1, m + 1)
-        for j in range(m, 0, -1):
-            column[j - 1] = j * (column[j - 1] - column[j])
-        bernoulli.append(column[0])
-    return tuple(float(bernoulli[2 * j] / math.factorial(2 * j)) for j in range(1, count + 1))
-
+from numjax.lax.special import bernoulli_over_factorial  # noqa: E402
 
 _EM_COEFFS = bernoulli_over_factorial(13)
 

@@ -229,8 +229,12 @@ def _mixed_loss(x):
     return jnp.sum(nn.log_softmax(h) * nn.softmax(x)) + jnp.sum(nn.standardize(h))
 
 
-def test_jit_vs_eager_softmax_and_grad():
+def test_jit_vs_eager_softmax():
     _jit_matches_eager(lambda x: nn.softmax(x, axis=0), NN_M)
+
+
+@pytest.mark.slow
+def test_jit_vs_eager_value_and_grad_of_mixed_loss():
     _jit_matches_eager(jax.value_and_grad(_mixed_loss), NN_M)
 
 

@@ -6,6 +6,7 @@ Eager evaluation uses scipy.special in float64 (or numjax's own Numba scalar cod
 has no counterpart), with JAX's values at poles and domain edges; jit lowers each primitive to
 a scalar call into numjax.lowering.special_helpers.
 """
+import math
 import numpy as np
 
 from .. import core
@@ -259,3 +260,18 @@ def _check_eager_applications():
 
 
 _check_eager_applications()
+
+
+def bernoulli_over_factorial(count):
+    """B_2j / (2j)! for j = 1..count (the Euler-Maclaurin coefficients), from the exact
+    Bernoulli numbers (Akiyama-Tanigawa algorithm in rationals)."""
+    from fractions import Fraction
+    n_max = 2 * count
+    column = [Fraction(0)] * (n_max + 1)
+    bernoulli = []
+    for m in range(n_max + 1):
+        column[m] = Fraction(1, m + 1)
+        for j in range(m, 0, -1):
+            column[j - 1] = j * (column[j - 1] - column[j])
+        bernoulli.append(column[0])
+    return tuple(float(bernoulli[2 * j] / math.factorial(2 * j)) for j in range(1, count + 1))

@@ -5,7 +5,7 @@ from .. import core, lax
 from .. import numpy as jnp
 from ..custom_derivatives import custom_jvp
 from ..lax import special as _lax_special
-from ..lowering.special_helpers import bernoulli_over_factorial as _bernoulli_over_factorial
+from ..lax.special import bernoulli_over_factorial as _bernoulli_over_factorial
 from ..numpy._util import asarray_leaf, promote_args_inexact, reduction_axes
 
 __all__ = ["betainc", "betaln", "beta", "comb", "digamma", "entr", "erf", "erfc", "erfinv",
