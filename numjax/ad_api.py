@@ -187,9 +187,11 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 
 
 def _ones_like(ans):
+    # The seed keeps the output's weak type (as JAX's does), so a weakly typed
+    # function's cotangents stay weak and need no cast back at the end.
     from .array import Array
     aval = core.get_aval(ans)
-    return Array(np.ones((), aval.dtype), False)
+    return Array(np.ones((), aval.dtype), aval.weak_type)
 
 
 def _check_scalar(x):

@@ -21,7 +21,8 @@ def _run(script):
     env = dict(os.environ, PYTHONPATH=str(EXAMPLES.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, str(EXAMPLES / script)], capture_output=True, text=True,
                           timeout=600, cwd=EXAMPLES.parent, env=env)
-    assert proc.returncode == 0, f"{script} exited with {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, \
+        f"{script} exited with {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
     return proc
 
 

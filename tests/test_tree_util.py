@@ -48,14 +48,13 @@ def test_ravel_pytree_dtypes_and_values(name):
 
 
 def test_tree_module_names():
-    import dataclasses as dc
     names = {"all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
              "map_with_path", "reduce", "reduce_associative", "static", "structure", "transpose", "unflatten"}
     assert names <= set(dir(jax.tree))
     assert jax.tree.map is tu.tree_map and jax.tree.flatten is tu.tree_flatten
     field = jax.tree.static(default=1, metadata={"doc": "x"})
     assert field.metadata == {"doc": "x", "static": True} and field.default == 1
-    assert isinstance(field, dc.Field)
+    assert isinstance(field, dataclasses.Field)
 
 
 def test_static_field_makes_meta_field():

@@ -32,6 +32,10 @@ def __getattr__(name):
     raise AttributeError(f"module 'numjax.nn' has no attribute {name!r}")
 
 
+def __dir__():
+    return sorted(set(globals()) | {"logsumexp"})
+
+
 def identity(x):
     return asarray_leaf(x)
 
