@@ -29,6 +29,31 @@ class CpuDevice:
         return f"CpuDevice(id={self.id})"
 
 
+class SingleDeviceSharding:
+    """Where an Array lives: numjax's arrays all live on the first CPU device."""
+
+    memory_kind = "device"
+
+    def __init__(self, device, memory_kind="device"):
+        self.device, self.memory_kind = device, memory_kind
+
+    @property
+    def device_set(self):
+        return {self.device}
+
+    is_fully_replicated = is_fully_addressable = True
+
+    def __eq__(self, other):
+        return isinstance(other, SingleDeviceSharding) and (self.device, self.memory_kind) == \
+            (other.device, other.memory_kind)
+
+    def __hash__(self):
+        return hash((self.device.id, self.memory_kind))
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self.device!r}, memory_kind={self.memory_kind})"
+
+
 def _device_count_from_env():
     import os
     # Like XLA's --xla_force_host_platform_device_count: several CPU "devices" for pmap.
@@ -184,7 +209,7 @@ class Jitted:
         self._inline = inline
 
     def __repr__(self):
-        return f"<numjax.jit wrapping {getattr(self._fun, '__name__', self._fun)!r}>"
+        return f"<PjitFunction of {self._fun!r}>"   # JAX's wording
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)

@@ -33,6 +33,11 @@ class Array:
         from .api import devices
         return devices()[0]
 
+    @property
+    def sharding(self):
+        from .api import SingleDeviceSharding
+        return SingleDeviceSharding(self.device)
+
     # -- conversion
     def __array__(self, dtype=None, copy=None):
         if copy:

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import tree_util
 from .ad_api import jvp, vjp
+from .dtypes import canonicalize_dtype
 
 _GRAD_TOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 2e-2, np.dtype(np.float64): 1e-5}
 _EPS = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-4}
@@ -20,7 +21,8 @@ def _leaves(tree):
 def _tol(trees, given):
     if given is not None:
         return given
-    dts = [x.dtype for t in trees for x in _leaves(t) if x.dtype.kind == "f"]
+    # a Python float argument computes in float32 unless x64 is on: its tolerance too
+    dts = [canonicalize_dtype(x.dtype) for t in trees for x in _leaves(t) if x.dtype.kind == "f"]
     return max((_GRAD_TOL.get(d, 1e-5) for d in dts), default=1e-5)
 
 
@@ -32,7 +34,7 @@ def _random_leaf(x, rng):
     from .array import Array
     if x.dtype.kind not in "fc":
         return Array(np.zeros(x.shape, np.float32), False)
-    return Array(rng.standard_normal(x.shape).astype(x.dtype), False)
+    return Array(rng.standard_normal(x.shape).astype(canonicalize_dtype(x.dtype)), False)
 
 
 def _axpy(a, x, y):
@@ -65,7 +67,7 @@ def _assert_close(actual, expected, atol, rtol, what):
 def _eps_for(args, eps):
     if eps is not None:
         return eps
-    dts = [x.dtype for x in _leaves(args) if x.dtype.kind == "f"]
+    dts = [canonicalize_dtype(x.dtype) for x in _leaves(args) if x.dtype.kind == "f"]
     return max((_EPS.get(d, 1e-4) for d in dts), default=1e-4)
 
 

@@ -57,7 +57,20 @@ promote_types = _dtypes.promote_types
 def _shape(shape):
     if isinstance(shape, (int, _np.integer)):
         return (int(shape),)
-    return tuple(operator.index(s) for s in shape)
+    try:
+        dims = (shape,) if getattr(shape, "ndim", None) == 0 else tuple(shape)
+    except TypeError:   # a float, None, ...: reported below as JAX reports it
+        dims = (shape,)
+    bad = f"Shapes must be 1D sequences of concrete values of integer type, got {dims}."
+    traced = [d for d in dims if isinstance(d, core.Tracer) and d._concrete_value() is None]
+    if traced:
+        from ..errors import _origin
+        raise TypeError(f"{bad}\nIf using `jit`, try using `static_argnums` or applying `jit` to smaller "
+                        f"subfunctions.\n{_origin(traced[0])}".rstrip("\n"))
+    try:
+        return tuple(operator.index(d) for d in dims)
+    except TypeError:
+        raise TypeError(bad) from None
 
 
 # ---------------------------------------------------------------- creation
