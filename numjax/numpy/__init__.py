@@ -473,7 +473,8 @@ def _full_scalar(v, like):
 
 
 def square(x, /):
-    return lax.integer_pow(asarray_leaf(x), 2)
+    x, = _promote_args_numeric("square", x)
+    return lax.integer_pow(x, 2)
 
 
 def reciprocal(x, /):
