@@ -609,7 +609,8 @@ def _optional_imports(source):
 
 def lower_jaxpr(closed, name="fn"):
     """Source with a serial function and a parallel twin (prange outer loops) for large inputs."""
-    jaxpr = inline_jits(closed.jaxpr)
+    from numjax.interpreters.partial_eval import dce_jaxpr
+    jaxpr = dce_jaxpr(inline_jits(closed.jaxpr))
     _check_dtypes(jaxpr)
     fn_name = "numjax_" + "".join(c if c.isalnum() else "_" for c in name)
     subfns, kernels = {}, {}

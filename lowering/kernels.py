@@ -73,3 +73,80 @@ def erf_inv_f32_flat(x):
     for i in range(x.size):
         out[i] = erf_inv_f32(x[i])
     return out
+
+
+# Eager float32 math with the compiled path's kernels (XLA's formulas), so eager results
+# equal jitted ones bitwise.  One compiled function per arity, the op chosen by its code
+# outside the loop (each loop still vectorizes); numjax.lax looks ops up by name.
+from . import vmath as _vm  # noqa: E402
+
+XLA_F32_UNARY = {name: code for code, name in enumerate(
+    ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "erf", "erf_inv",
+     "atan"))}
+XLA_F32_BINARY = {"pow": 0, "atan2": 1}
+
+
+@_njit
+def _unary_f32_flat(x, op):
+    out = np.empty_like(x)
+    n = x.size
+    if op == 0:
+        for i in range(n):
+            out[i] = _vm.exp_f32(x[i])
+    elif op == 1:
+        for i in range(n):
+            out[i] = _vm.log_f32(x[i])
+    elif op == 2:
+        for i in range(n):
+            out[i] = _vm.log1p_f32(x[i])
+    elif op == 3:
+        for i in range(n):
+            out[i] = _vm.expm1_f32(x[i])
+    elif op == 4:
+        for i in range(n):
+            out[i] = _vm.tanh_f32(x[i])
+    elif op == 5:
+        for i in range(n):
+            out[i] = _vm.logistic_f32(x[i])
+    elif op == 6:
+        for i in range(n):
+            out[i] = _vm.sin_f32(x[i])
+    elif op == 7:
+        for i in range(n):
+            out[i] = _vm.cos_f32(x[i])
+    elif op == 8:
+        for i in range(n):
+            out[i] = _vm.tan_f32(x[i])
+    elif op == 9:
+        for i in range(n):
+            out[i] = _vm.erf_f32(x[i])
+    elif op == 10:
+        for i in range(n):
+            out[i] = _vm.erf_inv_f32(x[i])
+    else:
+        for i in range(n):
+            out[i] = _vm.atan_f32(x[i])
+    return out
+
+
+@_njit
+def _binary_f32_flat(x, y, op):
+    out = np.empty_like(x)
+    if op == 0:
+        for i in range(x.size):
+            out[i] = _vm.pow_f32(x[i], y[i])
+    else:
+        for i in range(x.size):
+            out[i] = _vm.atan2_f32(x[i], y[i])
+    return out
+
+
+def xla_f32(name, *args):
+    """float32 ``name`` of numpy arrays (broadcast together) as the compiled code computes it."""
+    if len(args) == 1:
+        x = np.asarray(args[0])
+        flat = np.ascontiguousarray(x.reshape(-1))     # (ascontiguousarray makes 0-d 1-d)
+        return _unary_f32_flat(flat, XLA_F32_UNARY[name]).reshape(x.shape)
+    x, y = np.broadcast_arrays(*args)
+    flat = [np.ascontiguousarray(a).reshape(-1) for a in (x, y)]
+    return _binary_f32_flat(flat[0], flat[1], XLA_F32_BINARY[name]).reshape(x.shape)

@@ -16,6 +16,14 @@ def _arr(gen, v):
     return gen.name(v)
 
 
+def assign_reshaped(gen, out, src):
+    """The line setting ``out`` from array source ``src`` holding its elements in C order
+    (rank-0 values live as scalars in generated code)."""
+    if out.aval.shape == ():
+        return f"{gen.name(out)} = {src}.reshape(-1)[0]"
+    return f"{gen.name(out)} = {src}.reshape({gen.shape_src(out.aval.shape)})"
+
+
 def _out(gen, eqn, expr):
     out = eqn.outvars[0]
     if out.aval.shape == ():
@@ -29,9 +37,7 @@ def _reshape(gen, eqn):
     src = _arr(gen, x)
     if eqn.params.get("dimensions") is not None:
         src = f"np.ascontiguousarray({src}.transpose({tuple(eqn.params['dimensions'])}))"
-    if out.aval.shape == ():
-        return [f"{gen.name(out)} = {src}.reshape(-1)[0]"]
-    return [f"{gen.name(out)} = {src}.reshape({gen.shape_src(out.aval.shape)})"]
+    return [assign_reshaped(gen, out, src)]
 
 
 def _transpose(gen, eqn):
@@ -92,12 +98,7 @@ def _dot_general(gen, eqn):
     dt = scalar.np_type(out.aval.dtype)
     res = gen.tmp("mm")
     kernel = "batched_matmul_blas" if lhs.aval.dtype.kind in "fc" else "batched_matmul_loop"
-    lines = [f"{res} = kn.{kernel}({l3}, {r3}, {dt}(0))"]
-    if out.aval.shape == ():
-        lines.append(f"{gen.name(out)} = {res}[0, 0, 0]")
-    else:
-        lines.append(f"{gen.name(out)} = {res}.reshape({gen.shape_src(out.aval.shape)})")
-    return lines
+    return [f"{res} = kn.{kernel}({l3}, {r3}, {dt}(0))", assign_reshaped(gen, out, res)]
 
 
 def _dot_general_cast(gen, eqn):
@@ -129,10 +130,7 @@ def _as_matrix(gen, v, rows, cols, sh):
 
 
 def _squeeze(gen, eqn):
-    out = eqn.outvars[0]
-    if out.aval.shape == ():
-        return [f"{gen.name(out)} = {gen.name(eqn.invars[0])}.reshape(-1)[0]"]
-    return [f"{gen.name(out)} = {gen.name(eqn.invars[0])}.reshape({gen.shape_src(out.aval.shape)})"]
+    return [assign_reshaped(gen, eqn.outvars[0], gen.name(eqn.invars[0]))]
 
 
 def _cumulative(kind):

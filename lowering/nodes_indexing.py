@@ -10,7 +10,7 @@ import numpy as np
 from numjax.lax.indexing import GatherScatterMode, default_fill_value
 
 from . import scalar
-from .nodes import NODE_RULES
+from .nodes import NODE_RULES, assign_reshaped
 
 _COMBINE = {
     "scatter": "{u}",
@@ -115,10 +115,7 @@ def _gather(gen, eqn):
         value = p["fill_value"] if p["fill_value"] is not None else default_fill_value(x.aval.dtype)
         read = f"{read} if {ok} else {_fill_literal(value, x.aval.dtype)}"
     lines.append("    " * depth + f"{res}[{o_sub}] = {read}")
-    if out.aval.shape == ():
-        lines.append(f"{gen.name(out)} = {res}[0]")
-    else:
-        lines.append(f"{gen.name(out)} = {res}")
+    lines.append(assign_reshaped(gen, out, res))
     return lines
 
 
@@ -159,10 +156,7 @@ def _scatter(gen, eqn):
         template = (_COMBINE_BOOL.get(name) if x.aval.dtype == np.bool_ else None) or _COMBINE[name]
         value = template.format(a=target, u=u_read)
     lines.append("    " * depth + f"{target} = {value}")
-    if out.aval.shape == ():
-        lines.append(f"{gen.name(out)} = {res}[0]")
-    else:
-        lines.append(f"{gen.name(out)} = {res}")
+    lines.append(assign_reshaped(gen, out, res))
     return lines
 
 

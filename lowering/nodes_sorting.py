@@ -1,5 +1,4 @@
-"""CPU lowering of sort, top_k and the gathers/scatters along one axis (see nodes.py for the
-rule signature).
+"""CPU lowering of sort and top_k (see nodes.py for the rule signature).
 
 Every rule moves the working axis last and views the operands as (rows, n) rows; the Numba
 kernels below loop over rows. Keys become integers in JAX's total order (floats by their IEEE
@@ -18,42 +17,25 @@ _njit = numba.njit(cache=True, nogil=True, error_model="numpy")
 # ---------------------------------------------------------------- kernels
 
 @_njit
-def sort_key_f32(x, canonical, descending):
-    """int32 keys of a contiguous float32 array in total order (``canonical``: -0.0 == 0.0
-    and all NaNs equal, as sort; otherwise the raw IEEE order, as top_k)."""
-    flat = x.reshape(-1)
-    bits = flat.view(np.int32)
-    out = np.empty(flat.size, np.int32)
+def sort_key_float(x, bits, canonical, descending):
+    """Integer keys, of the type of ``bits`` (the IEEE bits of contiguous float ``x``: int32
+    for float32, int64 for float64), in total order (``canonical``: -0.0 == 0.0 and all NaNs
+    equal, as sort; otherwise the raw IEEE order, as top_k)."""
+    single = bits.itemsize == 4
+    nan_bits = np.int64(0x7FC00000) if single else np.int64(0x7FF8000000000000)
+    magnitude = np.int64(0x7FFFFFFF) if single else np.int64(0x7FFFFFFFFFFFFFFF)
+    flat, flat_bits = x.reshape(-1), bits.reshape(-1)
+    out = np.empty(flat.size, bits.dtype)
     for i in range(flat.size):
         v = flat[i]
         if canonical and v != v:
-            b = np.int64(0x7FC00000)
+            b = nan_bits
         elif canonical and v == 0:
             b = np.int64(0)
         else:
-            b = np.int64(bits[i])
+            b = np.int64(flat_bits[i])
             if b < 0:
-                b = b ^ np.int64(0x7FFFFFFF)
-        out[i] = ~b if descending else b
-    return out.reshape(x.shape)
-
-
-@_njit
-def sort_key_f64(x, canonical, descending):
-    """int64 keys of a contiguous float64 array (see sort_key_f32)."""
-    flat = x.reshape(-1)
-    bits = flat.view(np.int64)
-    out = np.empty(flat.size, np.int64)
-    for i in range(flat.size):
-        v = flat[i]
-        if canonical and v != v:
-            b = np.int64(0x7FF8000000000000)
-        elif canonical and v == 0:
-            b = np.int64(0)
-        else:
-            b = bits[i]
-            if b < 0:
-                b = b ^ np.int64(0x7FFFFFFFFFFFFFFF)
+                b = b ^ magnitude
         out[i] = ~b if descending else b
     return out.reshape(x.shape)
 
@@ -137,17 +119,6 @@ def sort_take_rows(x, idx):
     return out
 
 
-@_njit
-def sort_scatter_add_rows(upd, idx, n):
-    """out[r, idx[r, j]] += upd[r, j] into zeros of (rows, n)."""
-    rows, k = idx.shape
-    out = np.zeros((rows, n), upd.dtype)
-    for r in range(rows):
-        for j in range(k):
-            out[r, idx[r, j]] += upd[r, j]
-    return out
-
-
 for _name, _fn in list(globals().items()):
     if _name.startswith("sort_") and isinstance(_fn, numba.core.registry.CPUDispatcher):
         setattr(_kernels_module, _name, _fn)
@@ -184,23 +155,22 @@ def _from_rows(gen, res, out, axis, lines):
     lines.append(f"{gen.name(out)} = {src}")
 
 
-def _key_kernel(dtype):
+def _key_call(dtype, rows):
     dtype = np.dtype(dtype)
-    if dtype == np.float32:
-        return "kn.sort_key_f32"
-    if dtype == np.float64:
-        return "kn.sort_key_f64"
-    if dtype.kind in "iub":
-        return "kn.sort_key_int"
+    if dtype in (np.float32, np.float64):
+        return f"kn.sort_key_float({rows}, {rows}.view(np.int{8 * dtype.itemsize})"
+    if dtype == np.bool_:
+        return f"kn.sort_key_int({rows}.astype(np.uint8)"
+    if dtype.kind in "iu":
+        return f"kn.sort_key_int({rows}"
     raise NotImplementedError(f"sorting {dtype.name} keys has no Numba CPU lowering")
 
 
 def _keys(gen, rows, v, canonical, descending, lines):
     """Source of the integer keys of ``rows``, and the (signed, bits) arguments sorting them."""
     dt = v.aval.dtype
-    src = f"{rows}.astype(np.uint8)" if dt == np.bool_ else rows
     k = gen.tmp("key")
-    lines.append(f"{k} = {_key_kernel(dt)}({src}, {canonical}, {descending})")
+    lines.append(f"{k} = {_key_call(dt, rows)}, {canonical}, {descending})")
     return k, f"{dt.kind not in 'ub'}, {32 if dt.itemsize <= 4 else 64}"
 
 
@@ -243,26 +213,4 @@ def _top_k(gen, eqn):
     return lines
 
 
-def _take_along_axis(gen, eqn):
-    (x, idx), out, axis = eqn.invars, eqn.outvars[0], eqn.params["axis"]
-    lines = []
-    xr, ir = _to_rows(gen, x, axis, lines), _to_rows(gen, idx, axis, lines)
-    t = gen.tmp("taken")
-    lines.append(f"{t} = kn.sort_take_rows({xr}, {ir})")
-    _from_rows(gen, t, out, axis, lines)
-    return lines
-
-
-def _scatter_add_along_axis(gen, eqn):
-    (upd, idx), out = eqn.invars, eqn.outvars[0]
-    axis, size = eqn.params["axis"], eqn.params["size"]
-    lines = []
-    ur, ir = _to_rows(gen, upd, axis, lines), _to_rows(gen, idx, axis, lines)
-    t = gen.tmp("added")
-    lines.append(f"{t} = kn.sort_scatter_add_rows({ur}, {ir}, {gen.dim(size)})")
-    _from_rows(gen, t, out, axis, lines)
-    return lines
-
-
-NODE_RULES.update({"sort": _sort, "top_k": _top_k, "take_along_axis": _take_along_axis,
-                   "scatter_add_along_axis": _scatter_add_along_axis})
+NODE_RULES.update({"sort": _sort, "top_k": _top_k})

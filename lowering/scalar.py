@@ -10,7 +10,7 @@ import numpy as np
 from . import vmath as _vmath
 
 _VMATH_FUNCS = {"exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "erf", "pow",
-                "erf_inv"}
+                "erf_inv", "tan", "atan", "atan2"}
 
 
 def np_type(dtype):
@@ -137,10 +137,10 @@ RULES = {
     "log1p": _unary_math("log1p"), "expm1": _unary_math("expm1"), "tanh": _unary_math("tanh"),
     "logistic": lambda a, i, o, p: f"{_vm('logistic', o) or 'sh.logistic'}({a[0]})",
     "sin": _unary_math("sin"), "cos": _unary_math("cos"), "tan": _unary_math("tan"),
-    "asin": _unary_math("arcsin"), "acos": _unary_math("arccos"), "atan": _unary_math("arctan"),
+    "asin": _unary_math("arcsin"), "acos": _unary_math("arccos"), "atan": _unary_math("arctan", "atan"),
     "sinh": _unary_math("sinh"), "cosh": _unary_math("cosh"), "asinh": _unary_math("arcsinh"),
     "acosh": _unary_math("arccosh"), "atanh": _unary_math("arctanh"),
-    "atan2": lambda a, i, o, p: f"np.arctan2({a[0]}, {a[1]})",
+    "atan2": lambda a, i, o, p: f"{_vm('atan2', o) or 'np.arctan2'}({a[0]}, {a[1]})",
     "nextafter": lambda a, i, o, p: f"np.nextafter({a[0]}, {a[1]})",
     "sqrt": _unary_math("sqrt"), "cbrt": _unary_math("cbrt"),
     "rsqrt": lambda a, i, o, p: f"({literal(1, o)} / np.sqrt({a[0]}))",

@@ -188,25 +188,27 @@ def _igamma_domain(a, x):
 
 
 @_njit
-def igamma(a, x):
-    a, x = float(a), float(x)
+def _igamma_pair(a, x):
+    """(P(a, x), Q(a, x)): whichever of the series and the continued fraction converges fast
+    here gives one of them, and the other is its complement."""
     edge = _igamma_domain(a, x)
     if edge != -1.0:
-        return edge
+        return edge, 1.0 - edge
     if _use_fraction(a, x):
-        return 1.0 - _igammac_fraction(a, x)
-    return _igamma_series(a, x)
+        q = _igammac_fraction(a, x)
+        return 1.0 - q, q
+    p = _igamma_series(a, x)
+    return p, 1.0 - p
+
+
+@_njit
+def igamma(a, x):
+    return _igamma_pair(float(a), float(x))[0]
 
 
 @_njit
 def igammac(a, x):
-    a, x = float(a), float(x)
-    edge = _igamma_domain(a, x)
-    if edge != -1.0:
-        return 1.0 - edge
-    if _use_fraction(a, x):
-        return _igammac_fraction(a, x)
-    return 1.0 - _igamma_series(a, x)
+    return _igamma_pair(float(a), float(x))[1]
 
 
 @_njit
@@ -280,6 +282,18 @@ def _derivative_domain(a, x):
 
 
 @_njit
+def _dp_da_over_prefactor(a, x):
+    """dP(a, x)/da divided by the prefactor: P = prefactor * S from the series, or
+    1 - prefactor * h from the continued fraction, each differentiated in a."""
+    dlog = math.log(x) - digamma(a)   # d(log prefactor)/da
+    if _use_fraction(a, x):
+        h, dh = _fraction_and_derivative(a, x)
+        return -(dlog * h + dh)
+    s, ds = _series_and_derivative(a, x)
+    return dlog * s + ds
+
+
+@_njit
 def igamma_grad_a(a, x):
     """dP(a, x)/da."""
     a, x = float(a), float(x)
@@ -289,13 +303,7 @@ def igamma_grad_a(a, x):
     log_ax = _log_prefactor(a, x)
     if log_ax < -_LOG_MAX:
         return 0.0
-    ax = math.exp(log_ax)
-    dlog = math.log(x) - digamma(a)   # d(log prefactor)/da
-    if _use_fraction(a, x):
-        h, dh = _fraction_and_derivative(a, x)
-        return -ax * (dlog * h + dh)
-    s, ds = _series_and_derivative(a, x)
-    return ax * (dlog * s + ds)
+    return math.exp(log_ax) * _dp_da_over_prefactor(a, x)
 
 
 @_njit
@@ -306,12 +314,7 @@ def random_gamma_grad(a, x):
     edge = _derivative_domain(a, x)
     if edge != -1.0:
         return edge
-    dlog = math.log(x) - digamma(a)
-    if _use_fraction(a, x):
-        h, dh = _fraction_and_derivative(a, x)
-        return x * (dlog * h + dh)
-    s, ds = _series_and_derivative(a, x)
-    return -x * (dlog * s + ds)
+    return -x * _dp_da_over_prefactor(a, x)
 
 
 # ---------------------------------------------------------------- incomplete beta

@@ -13,7 +13,7 @@ functions here use only arithmetic, comparisons whose results feed ternaries
 
 compiles to packed AVX code.  Every public function exists as ``NAME_f32`` and
 ``NAME_f64`` for NAME in exp, log, log1p, expm1, tanh, logistic, sin, cos,
-erf, pow (pow takes two arguments).
+erf, pow (pow takes two arguments); float32 also has tan and atan2.
 
 How they are compiled: each function is ``numba.njit(inline='always')`` so it
 is inlined into the caller's Numba IR whatever its size (LLVM's own inliner
@@ -29,17 +29,18 @@ With ``NUMBA_DISABLE_JIT=1`` the same functions run as plain Python on numpy
 scalars (``np.float32``/``np.float64``); the intrinsics then fall back to
 numpy equivalents (an exact rational FMA among them).
 
-Accuracy target: within 2 ulp of the float64 reference (rounded to float32
-for the ``_f32`` versions) on all inputs, with IEEE special values
-(inf/nan/signed zero, overflow to inf, underflow to 0) as numpy gives them.
+Accuracy target: the ``_f32`` versions give JAX's (XLA's CPU) float32
+results bit for bit (see the section "float32: the same numbers as JAX");
+the ``_f64`` versions are within 2 ulp of the correctly rounded result on
+all inputs, with IEEE special values (inf/nan/signed zero, overflow to inf,
+underflow to 0) as numpy gives them.
 
-Polynomial coefficients: all were derived for this module with
+Polynomial coefficients (float64): all were derived for this module with
 ``mpmath.chebyfit`` (Chebyshev interpolation, which is within a small factor
 of minimax) at 50 digits, applied to the normalised remainder function named
 in each comment, then rounded to the working precision; the rounded
 polynomial was then checked on a dense grid.  Degrees were chosen as the
-smallest giving a relative error below ~2^-26 (float32) or ~2^-57 (float64)
-for the term they approximate.
+smallest giving a relative error below ~2^-57 for the term they approximate.
 """
 
 import math
@@ -56,6 +57,7 @@ __all__ = [
     "expm1_f32", "expm1_f64", "tanh_f32", "tanh_f64",
     "logistic_f32", "logistic_f64", "sin_f32", "sin_f64", "cos_f32",
     "cos_f64", "erf_f32", "erf_f64", "pow_f32", "pow_f64", "erf_inv_f32", "erf_inv_f64",
+    "tan_f32", "atan2_f32", "atan_f32",
 ]
 
 _inline = numba.njit(inline="always", fastmath=False, cache=False)
@@ -182,10 +184,22 @@ _llvm_helper(_rint, _call_intrinsic("llvm.rint"))
 _llvm_helper(_fma, _call_intrinsic("llvm.fma"))
 
 
-@_inline
-def _pow2_f32(n):
-    """2**n as float32 for integer n in [-126, 127]."""
-    return _f32_from_bits(np.int32((n + 127) << 23))
+def _fma_f32(a, b, c):
+    """float32 a * b + c with a single rounding (llvm.fma.f32)."""
+    return F(_fma(D(a), D(b), D(c)))
+
+
+_fma_f32._restype = lambda args: types.float32 if _same_float(args) == types.float32 else None
+_llvm_helper(_fma_f32, _call_intrinsic("llvm.fma"))
+
+
+def _floor(x):
+    """Round toward -inf (llvm.floor)."""
+    return np.floor(x)
+
+
+_floor._restype = _same_float
+_llvm_helper(_floor, _call_intrinsic("llvm.floor"))
 
 
 @_inline
@@ -195,19 +209,9 @@ def _pow2_f64(n):
 
 
 @_inline
-def _scale_f32(p, n):
-    """p * 2**n for n in [-252, 254], rounding once even into subnormals.
-
-    Two factors because 2**n itself is not a normal float32 over that range;
-    p * 2**n1 is exact, only the second product rounds.
-    """
-    n1 = n >> 1
-    return p * _pow2_f32(n1) * _pow2_f32(n - n1)
-
-
-@_inline
 def _scale_f64(p, n):
-    """p * 2**n for n in [-2044, 2046] (see _scale_f32)."""
+    """p * 2**n for n in [-2044, 2046], rounding once even into subnormals:
+    p * 2**n1 is exact, only the second product rounds."""
     n1 = n >> 1
     return p * _pow2_f64(n1) * _pow2_f64(n - n1)
 
@@ -221,6 +225,220 @@ def _two_sum(a, b):
 
 
 # --------------------------------------------------------------------------
+# float32: the same numbers as JAX on CPU.
+# XLA's CPU backend evaluates float32 exp, log, log1p, expm1, tanh, logistic
+# and erf with its own (Cephes/Eigen-derived) approximations, and LLVM fuses
+# every multiply whose only use is an add into an FMA; sin, cos, tan and pow
+# are calls to the C library's sinf/cosf/tanf/powf.  The kernels below follow
+# that evaluation operation by operation (constants as float32 bit patterns,
+# FMAs where the compiled XLA code has them), so results are bit-identical to
+# JAX's jit on x86-64 with FMA.  XLA also runs with FTZ/DAZ: subnormal
+# operands of arithmetic read as zero and subnormal results flush to zero,
+# which _ftz reproduces where it changes a result.
+# --------------------------------------------------------------------------
+
+def _h32(bits):
+    """float32 with the given IEEE bit pattern."""
+    return np.uint32(bits).view(F)
+
+
+_MIN_NORMAL_F = _h32(0x00800000)
+
+
+@_inline
+def _ftz(x):
+    """Subnormal -> zero of the same sign (the FTZ/DAZ machine mode)."""
+    return x if not (abs(x) < _MIN_NORMAL_F) else x * F(0.0)
+
+
+@_inline
+def _sign_one_f32(x):
+    return F(-1.0) if _f32_bits(x) < 0 else F(1.0)
+
+
+# exp: x = n*ln2 + r with n = floor(x*log2e + 1/2) (ln2 split in two), a
+# degree-5 polynomial for (e^r - 1 - r)/r^2, then a multiply by 2^n.  The
+# clamps make exp(>88.72) inf via 2^127 * p and exp(<-87.34) zero via FTZ.
+_XEXP_LO, _XEXP_HI = F(-87.8), F(88.8)
+_XEXP_LOG2E = _h32(0x3FB8AA3B)
+_XEXP_C1, _XEXP_C2 = _h32(0x3F318000), _h32(0xB95E8083)       # ln2 = C1 - C2
+_XEXP_P = (_h32(0x39506967), _h32(0x3AB743CE), _h32(0x3C088908), _h32(0x3D2AA9C1),
+           _h32(0x3E2AAAAA), F(0.5))
+
+
+@_inline
+def exp_f32(x):
+    x = _XEXP_LO if x < _XEXP_LO else x              # nan passes both clamps
+    x = _XEXP_HI if x > _XEXP_HI else x
+    n = _floor(_fma_f32(x, _XEXP_LOG2E, F(0.5)))
+    n = n if n > F(-127.0) else F(-127.0)            # (nan -> -127: defined int cast)
+    n = n if n < F(127.0) else F(127.0)
+    r = _fma_f32(-n, _XEXP_C2, _fma_f32(-n, _XEXP_C1, x))
+    p = _XEXP_P
+    y = p[0]
+    for i in range(1, 6):                            # unrolled by LLVM
+        y = _fma_f32(y, r, p[i])
+    y = F(1.0) + _fma_f32(y, r * r, r)
+    return _ftz(y * _f32_from_bits(np.int32((np.int32(n) + 127) << 23)))
+
+
+# log: x = 2^e * m, m in [sqrt(1/2), sqrt(2)), f = m - 1, log(1+f) =
+# f - f^2/2 + f^3*P(f) with P of degree 8 (three interleaved Horner chains).
+_XLOG_SQRTHF = _h32(0x3F3504F3)
+_XLOG_P = tuple(_h32(b) for b in (0x3D9021BB, 0xBDEBD1B8, 0x3DEF251A, 0xBDFE5D4F, 0x3E11E9BF,
+                                  0xBE2AAE50, 0x3E4CCEAC, 0xBE7FFFFC, 0x3EAAAAAA))
+
+
+@_inline
+def log_f32(x):
+    x = _ftz(x)                                      # DAZ: log(subnormal) = -inf
+    ix = _f32_bits(x if x > _MIN_NORMAL_F else _MIN_NORMAL_F)
+    m = _f32_from_bits(np.int32((ix & np.int32(-2139095041)) | 0x3F000000))   # [1/2, 1)
+    e = F(np.int32((ix >> 23) - 127)) + F(1.0)
+    lo = m < _XLOG_SQRTHF
+    f = (m - F(1.0)) + (m if lo else F(0.0))
+    e = e - (F(1.0) if lo else F(0.0))
+    z = f * f
+    f3 = z * f
+    p = _XLOG_P
+    a = _fma_f32(_fma_f32(p[0], f, p[1]), f, p[2])
+    b = _fma_f32(_fma_f32(p[3], f, p[4]), f, p[5])
+    c = _fma_f32(_fma_f32(p[6], f, p[7]), f, p[8])
+    y = _fma_f32(_fma_f32(_fma_f32(a, f3, b), f3, c), f3, e * _XEXP_C2)
+    y = _fma_f32(e, _XEXP_C1, _fma_f32(F(-0.5), z, f) + y)
+    y = F(np.nan) if not (x > F(0.0)) else y
+    y = F(-np.inf) if x == F(0.0) else y
+    return F(np.inf) if x == F(np.inf) else y
+
+
+# log1p: log(1 + x) for |x| >= sqrt(2) - 1, else x - x^2/2 + x^3*N(x)/D(x)
+# (Cephes' rational, degree 6/6).
+_XL1P_SMALL = _h32(0x3ED413CD)
+_XL1P_N = (F(4.527e-05),) + tuple(_h32(b) for b in (
+    0x3EFF40C5, 0x40D284FA, 0x41EF4B9C, 0x4273CC76, 0x426473AD, 0x41A05101))
+_XL1P_D = (F(1.0),) + tuple(_h32(b) for b in (
+    0x417101AD, 0x42A6185B, 0x435DC32D, 0x439A8CA3, 0x43586D8A, 0x42707982))
+
+
+@_inline
+def log1p_f32(x):
+    x = _ftz(x)
+    big = log_f32(x + F(1.0))
+    n, d = _XL1P_N, _XL1P_D
+    num, den = n[0], d[0]
+    for i in range(1, 7):
+        num = _fma_f32(num, x, n[i])
+        den = _fma_f32(den, x, d[i])
+    x2 = x * x
+    small = x + _fma_f32(x2, F(-0.5), (x * x2) * _fdiv(num, den))
+    return small if abs(x) < _XL1P_SMALL else big
+
+
+# tanh: x for |x| < 4e-4, +-1 for |x| >= 20, else Eigen's odd rational
+# (degree 13/6) on x clamped to +-7.99881.
+_XTANH_CLAMP = _h32(0x40FFF644)
+_XTANH_A = tuple(_h32(b) for b in (0xA59F25C0, 0x2A61337E, 0xAEBD37FF, 0x335C0041,
+                                   0x3779434A, 0x3A270DED, 0x3BA059DC))
+_XTANH_B = tuple(_h32(b) for b in (0x35A0D3D8, 0x38F895D6, 0x3B14AA05, 0x3BA059DD))
+
+
+@_inline
+def tanh_f32(x):
+    # tiny x is returned by a select, which passes subnormals unflushed
+    c = -_XTANH_CLAMP if x < -_XTANH_CLAMP else x
+    c = _XTANH_CLAMP if c > _XTANH_CLAMP else c
+    z = c * c
+    a, b = _XTANH_A, _XTANH_B
+    p = a[0]
+    for i in range(1, 7):
+        p = _fma_f32(z, p, a[i])
+    q = _fma_f32(z, _fma_f32(z, _fma_f32(z, b[0], b[1]), b[2]), b[3])
+    y = _fdiv(c * p, q)
+    y = x if abs(x) < F(4e-4) else y
+    return _sign_one_f32(x) if abs(x) >= F(20.0) else y
+
+
+@_inline
+def expm1_f32(x):
+    # e^x - 1 for |x| > 1/2, else tanh(x/2) * (e^x + 1); x itself where x/2
+    # flushes to zero.
+    xf = _ftz(x)
+    e = exp_f32(xf)
+    h = _ftz(xf * F(0.5))
+    y = tanh_f32(h) * (e + F(1.0))
+    y = (e - F(1.0)) if abs(xf) > F(0.5) else y
+    return x if h == F(0.0) else y
+
+
+@_inline
+def logistic_f32(x):
+    return _ftz(_fdiv(F(1.0), exp_f32(-x) + F(1.0)))
+
+
+# erf: +-1 for |x| >= 3.832, else x*P(x^2)/Q(x^2) (degrees 4/6, FMA Horner).
+_XERF_ONE = _h32(0x407547CB)
+_XERF_A = tuple(_h32(b) for b in (0x39702D51, 0x3B5F5DA2, 0x3D50B6EB, 0x3E3DA740, 0x3F906EBA))
+_XERF_B = tuple(_h32(b) for b in (0xB3FD3906, 0x37C588DF, 0x3A856D28, 0x3C6687D4, 0x3DE34C21,
+                                  0x3EFEB44A, 0x3F800000))
+
+
+@_inline
+def erf_f32(x):
+    x = _ftz(x)
+    z = x * x
+    a, b = _XERF_A, _XERF_B
+    p = a[0]
+    for i in range(1, 5):
+        p = _fma_f32(z, p, a[i])
+    q = b[0]
+    for i in range(1, 7):
+        q = _fma_f32(z, q, b[i])
+    return _sign_one_f32(x) if abs(x) >= _XERF_ONE else _fdiv(x * p, q)
+
+
+# sin, cos, tan, pow: XLA calls the C library, so do we (scalar calls: these
+# loops do not vectorize, as XLA's do not).
+@_inline
+def sin_f32(x):
+    return F(math.sin(x)) if abs(x) < np.inf else F(np.nan)   # (math.sin(inf) raises in Python)
+
+
+@_inline
+def cos_f32(x):
+    return F(math.cos(x)) if abs(x) < np.inf else F(np.nan)   # (math.cos(inf) raises in Python)
+
+
+@_inline
+def tan_f32(x):
+    return F(math.tan(x)) if abs(x) < np.inf else F(np.nan)   # (math.tan(inf) raises in Python)
+
+
+def _libm_pow(x, y):
+    """C pow (math.pow when compiled; numpy's, without domain errors, in Python mode)."""
+    with np.errstate(all="ignore"):
+        return np.power(x, y)
+
+
+overload(_libm_pow, inline="always")(lambda x, y: lambda x, y: math.pow(x, y))
+
+
+@_inline
+def pow_f32(x, y):
+    return _ftz(F(_libm_pow(x, y)))
+
+
+@_inline
+def atan2_f32(y, x):
+    return _ftz(F(math.atan2(_ftz(y), _ftz(x))))
+
+
+@_inline
+def atan_f32(x):
+    # JAX's atan is atan2(x, 1); glibc returns a subnormal x before any arithmetic
+    return x if abs(x) < _MIN_NORMAL_F else atan2_f32(x, F(1.0))
+
+
+# --------------------------------------------------------------------------
 # exp / expm1
 # Range reduction: x = n*ln2 + r, |r| <= ln2/2, with n = rint(x/ln2) and
 # Cody-Waite: ln2 = LN2_HI + LN2_LO where LN2_HI has few enough bits that
@@ -228,12 +446,6 @@ def _two_sum(a, b):
 # Polynomial: e^r = 1 + r + r^2 * P(r), P fitted to (e^r - 1 - r)/r^2 on
 # [-ln2/2, ln2/2]; expm1 uses the same P without the leading 1.
 # --------------------------------------------------------------------------
-
-_LOG2E_F = F(1.4426950408889634)
-_LN2_HI_F = F(0.693145751953125)        # 16 significant bits
-_LN2_LO_F = F(1.428606765330187e-06)
-_EXP_P_F = (F(0.5), F(0.16666577756404877), F(0.041666556149721146),
-            F(0.008363173343241215), F(0.0013926175888627768))
 
 _LOG2E_D = D(1.4426950408889634)
 _LN2_HI_D = D(0.6931471805598903)       # 42 significant bits
@@ -244,13 +456,6 @@ _EXP_P_D = (0.5, 0.16666666666666666, 0.04166666666666668,
             2.755731924720479e-06, 2.755726330147475e-07,
             2.5052071109214447e-08, 2.0918129454967065e-09,
             1.6086622436215554e-10)
-
-
-@_inline
-def _exp_tail_f32(r):
-    """e^r - 1 - r for |r| <= ln2/2."""
-    c = _EXP_P_F
-    return r * r * (c[0] + r * (c[1] + r * (c[2] + r * (c[3] + r * c[4]))))
 
 
 @_inline
@@ -267,15 +472,6 @@ def _expm1_poly_f64(r):
 
 
 @_inline
-def _reduce_ln2_f32(t):
-    """t (already clamped) -> (k, rh, rl): t = k*ln2 + rh + rl, k integral.
-
-    rh = t - k*LN2_HI is exact (Sterbenz), rl = -k*LN2_LO is tiny."""
-    k = _rint(t * _LOG2E_F)
-    return k, t - k * _LN2_HI_F, -(k * _LN2_LO_F)
-
-
-@_inline
 def _reduce_ln2_f64(t):
     k = _rint(t * _LOG2E_D)
     return k, t - k * _LN2_HI_D, -(k * _LN2_LO_D)
@@ -289,16 +485,6 @@ def _clamp(x, lo, hi):
 
 
 @_inline
-def exp_f32(x):
-    # Clamp so that k fits the two-step scaling; the clamped ends still
-    # overflow to inf (89 > 88.73) or underflow to 0 (-104 < -103.97).
-    k, rh, rl = _reduce_ln2_f32(_clamp(x, F(-104.0), F(89.0)))
-    p = F(1.0) + (rh + (rl + _exp_tail_f32(rh + rl)))
-    y = _scale_f32(p, np.int32(k))
-    return x if x != x else y
-
-
-@_inline
 def exp_f64(x):
     k, rh, rl = _reduce_ln2_f64(_clamp(x, -746.0, 710.0))
     p = 1.0 + (rh + (rl + _exp_tail_f64(rh + rl)))
@@ -307,24 +493,14 @@ def exp_f64(x):
 
 
 @_inline
-def expm1_f32(x):
-    # e^x - 1 = 2*((h - 1/2) + h*rh + h*(rl + tail)), h = 2^(k-1): the
-    # halved form keeps h finite for k = 128.  (h - 1/2) + h*rh is exact
-    # where it cancels (k = 1, rh < -1/4, Sterbenz), so the cancellation
-    # does not amplify the polynomial's rounding error.  Below -20 the
-    # result rounds to -1 anyway.
-    k, rh, rl = _reduce_ln2_f32(_clamp(x, F(-20.0), F(89.0)))
-    h = _pow2_f32(np.int32(k) - 1)
-    t = rl + _exp_tail_f32(rh + rl)
-    y = (((h - F(0.5)) + h * rh) + h * t) * F(2.0)
-    y = x if abs(x) < F(2.0 ** -25) else y     # keeps -0 and subnormals exact
-    return x if x != x else y
-
-
-@_inline
 def _expm1_dd_f64(x):
     """expm1 as (hi, lo), |lo| <= ulp(hi)/2-ish, relative error ~2^-57;
-    x must be clamped to [-40, 710] (see expm1_f32 for the formula)."""
+    x must be clamped to [-40, 710].
+
+    e^x - 1 = 2*((h - 1/2) + h*rh + h*(rl + tail)), h = 2^(k-1): the halved
+    form keeps h finite for k = 1024.  (h - 1/2) + h*rh is exact where it
+    cancels (k = 1, rh < -1/4, Sterbenz), so the cancellation does not
+    amplify the polynomial's rounding error."""
     k, rh, rl = _reduce_ln2_f64(x)
     h = _pow2_f64(np.int64(k) - 1)
     t = rl + _exp_tail_f64(rh + rl)
@@ -350,25 +526,10 @@ def expm1_f64(x):
 # s^2 in [0, ((sqrt2-1)/(sqrt2+1))^2].
 # --------------------------------------------------------------------------
 
-_SQRT2_F = F(1.4142135623730951)
-_LOG_Q_F = (F(0.6666666865348816), F(0.4000012278556824),
-            F(0.2855082154273987), F(0.2333046793937683))
 _SQRT2_D = D(1.4142135623730951)
 _LOG_Q_D = (0.6666666666666666, 0.4000000000000088, 0.28571428570803614,
             0.22222222391713917, 0.18181795640132906, 0.15386239702814658,
             0.13268773138656886, 0.13086626147840102)
-
-
-@_inline
-def _split_f32(x):
-    """x > 0 finite -> (e, m): x = 2^e * m, m in [sqrt(1/2), sqrt(2))."""
-    sub = x < F(1.1754943508222875e-38)          # subnormal: rescale first
-    xs = x * F(2.0 ** 23) if sub else x
-    ix = _f32_bits(xs)
-    m = _f32_from_bits(np.int32((ix & 0x007FFFFF) | 0x3F800000))
-    e = ((ix >> 23) & 0xFF) - (150 if sub else 127)
-    big = m > _SQRT2_F
-    return (F(e + 1) if big else F(e)), (m * F(0.5) if big else m)
 
 
 @_inline
@@ -380,17 +541,6 @@ def _split_f64(x):
     e = ((ix >> 52) & 0x7FF) - (1077 if sub else 1023)
     big = m > _SQRT2_D
     return (D(e + 1) if big else D(e)), (m * 0.5 if big else m)
-
-
-@_inline
-def _log_parts_f32(f):
-    """-> (hf, tail) with log(1+f) = f - (hf - tail), for f = m - 1."""
-    s = _fdiv(f, F(2.0) + f)
-    z = s * s
-    c = _LOG_Q_F
-    r = z * (c[0] + z * (c[1] + z * (c[2] + z * c[3])))
-    hf = F(0.5) * f * f
-    return hf, s * (hf + r)
 
 
 @_inline
@@ -413,14 +563,6 @@ def _log_special(x, y):
 
 
 @_inline
-def log_f32(x):
-    e, m = _split_f32(x)
-    hf, t = _log_parts_f32(m - F(1.0))
-    y = e * _LN2_HI_F - ((hf - (t + e * _LN2_LO_F)) - (m - F(1.0)))
-    return F(_log_special(x, y))
-
-
-@_inline
 def _log_f64_pos(x):
     """log x for finite x > 0 (no special cases)."""
     e, m = _split_f64(x)
@@ -439,19 +581,6 @@ def _log1p_special(x, y, tiny):
     y = -np.inf if x == -1 else y
     y = np.nan if x < -1 else y
     return x if not (x < np.inf) else y
-
-
-@_inline
-def log1p_f32(x):
-    # u = fl(1 + x) loses the low bits of x; c = (1 + x) - u is recovered
-    # exactly (Sterbenz) and added as the first-order correction c/u.
-    u = F(1.0) + x
-    c = (F(1.0) - (u - x)) if u >= F(2.0) else (x - (u - F(1.0)))
-    e, m = _split_f32(u)
-    hf, t = _log_parts_f32(m - F(1.0))
-    t = t + (e * _LN2_LO_F + _fdiv(c, u))
-    y = e * _LN2_HI_F - ((hf - t) - (m - F(1.0)))
-    return F(_log1p_special(x, y, F(2.0 ** -25)))
 
 
 @_inline
@@ -479,22 +608,10 @@ def _div_dd(nh, nl, dh, dl):
 
 
 @_inline
-def tanh_f32(x):
-    # float64 inside: one rounding to float32 at the end (<= 0.5 ulp + 2^-40).
-    # tanh|x| = em/(em + 2), em = expm1(2|x|) >= 0, so d(tanh)/tanh is at
-    # most d(em)/em.  Past |x| = 9.01 tanh rounds to 1; clamp keeps em finite.
-    a = _clamp(abs(D(x)), 0.0, 10.0)
-    em = expm1_f64(a + a)
-    y = F(_fdiv(em, em + 2.0))
-    y = -y if x < 0 else y
-    y = x if abs(x) < F(2.0 ** -13) else y
-    return x if x != x else y
-
-
-@_inline
 def tanh_f64(x):
-    # As tanh_f32 but with em as a double-double and a corrected division,
-    # so the only sizeable error is em's ~2^-57 plus the final rounding.
+    # tanh|x| = em/(em + 2), em = expm1(2|x|) >= 0 (so d(tanh)/tanh is at most
+    # d(em)/em), with em as a double-double and a corrected division: the only
+    # sizeable error is em's ~2^-57 plus the final rounding.
     a = _clamp(abs(x), 0.0, 20.0)
     eh, el = _expm1_dd_f64(a + a)
     dh, dl = _two_sum(eh, 2.0)
@@ -502,15 +619,6 @@ def tanh_f64(x):
     y = -y if x < 0 else y
     y = x if abs(x) < 2.0 ** -28 else y
     return x if x != x else y
-
-
-@_inline
-def logistic_f32(x):
-    # float64 inside, one rounding at the end.  1/(1+e^-x) for x >= 0 and
-    # e^x/(1+e^x) for x < 0: one exp of -|x|, so nothing overflows and tiny
-    # (even subnormal float32) results keep full relative accuracy.
-    e = exp_f64(-abs(D(x)))
-    return F(_fdiv(1.0 if x >= 0 else e, 1.0 + e))
 
 
 @_inline
@@ -524,8 +632,8 @@ def _exp_dd_f64(x):
 
 @_inline
 def logistic_f64(x):
-    # As logistic_f32, with e^-|x| as a double-double and a corrected
-    # division.  Scaling pl may lose bits only when e^-|x| < 2^-1000, where
+    # 1/(1+e^-x) for x >= 0 and e^x/(1+e^x) for x < 0: one exp of -|x|, so
+    # nothing overflows; e^-|x| as a double-double and a corrected division.  Scaling pl may lose bits only when e^-|x| < 2^-1000, where
     # 1 + e is exactly 1 and eh alone is the (rounded-once) answer.
     k, ph, pl = _exp_dd_f64(_clamp(-abs(x), -746.0, 0.0))
     eh = _scale_f64(ph, k)
@@ -543,15 +651,14 @@ def logistic_f64(x):
 # the bits of 2/pi matters (earlier bits give multiples of 4, i.e. whole
 # turns; later ones fall below the precision needed).  The window starting
 # at bit max(1, e - c) is stored per exponent as 4 chunks; products with
-# the chunks are exact (float32: 24x28-bit chunks in float64; float64: FMA
-# error terms), so the reduction is exact up to the final roundings for all
+# the chunks are exact (FMA error terms), so the reduction is exact up to the final roundings for all
 # finite x, with no size bound and no branch.  The table is looked up with
 # a (vectorizable) gather.
 # Why not Cody-Waite plus a libm fallback for large |x|: LLVM 22 if-converts
 # the branch and, llvm.sin being speculatable, calls libm sin for *every*
 # lane (slower than plain libm); a non-speculatable fallback call instead
 # keeps the loop from vectorizing at all.  The exact reduction costs 4
-# gathers and ~25 (float32) / ~60 (float64) flops per element.
+# gathers and ~60 flops per element.
 # Polynomials on |r| <= pi/4: sin r = r + r^3*S(r^2), cos r = 1 - r^2/2 +
 # r^4*C(r^2), S and C fitted to (sin(t)/t - 1)/t^2 and
 # (cos(t) - 1 + t^2/2)/t^4 as functions of t^2 on [0, (pi/4)^2].
@@ -589,20 +696,12 @@ def _pio2_table(rows, width, scaled, nbits=1300):
     return tab
 
 
-# float32 x = M*2^(e-23): bits of 2/pi of weight >= 2^-(e-25) give
-# multiples of 4, so row max(0, e-25) starts at bit e-24.  112 bits cover the
-# worst float32 cancellation with a wide margin.
-_PIO2_TAB_F32 = _pio2_table(104, 28, False)
 # float64 x = M*2^(e-52): window starts at bit e-53; 4*53 = 212 bits.  Rows
 # are stored scaled by 2^j (bit 1180 of 2/pi is far below DBL_MIN).
 _PIO2_TAB_F64 = _pio2_table(970, 53, True)
 
 _PIO2_HI = D(1.5707963267948966)
 _PIO2_LO = D(6.123233995736766e-17)
-_SIN_S_32 = (-0.1666666666385529, 0.008333331874710208,
-             -0.00019840086735384846, 2.724992580305979e-06)
-_COS_C_32 = (0.0416666666643212, -0.001388888767201679,
-             2.480060037715673e-05, -2.730095920390147e-07)
 _SIN_S_64 = (-0.16666666666666666, 0.008333333333330948,
              -0.00019841269836758574, 2.755731610255244e-06,
              -2.5051131845003624e-08, 1.5918129294866608e-10)
@@ -618,55 +717,10 @@ def _quadrant(n):
 
 
 @_inline
-def _reduce_pio2_f32(x):
-    """float32 x -> (q, r): x = (4k + q)*pi/2 + r, r a float64 in
-    [-pi/4, pi/4] (slightly more at worst), q in 0..3."""
-    xd = D(x)
-    j = ((_f32_bits(x) >> 23) & 0xFF) - 152          # e - 25
-    j = 4 * (j if j > 0 else 0)
-    t = _PIO2_TAB_F32
-    p0 = xd * t[j]                                   # all four products exact
-    p0 = p0 - 4.0 * _rint(0.25 * p0)                 # drop whole turns
-    p1 = xd * t[j + 1]
-    n = _rint(p0 + p1)
-    s, lo = _two_sum(p0 - n, p1)                     # p0 - n is exact
-    lo = lo + (xd * t[j + 2] + xd * t[j + 3])
-    r = s * _PIO2_HI + (s * _PIO2_LO + lo * _PIO2_HI)
-    return _quadrant(n), r
-
-
-@_inline
-def _sincos_poly_32(r):
-    """(sin r, cos r) in float64 for |r| <= pi/4 (float32 accuracy)."""
-    z = r * r
-    s, c = _SIN_S_32, _COS_C_32
-    sn = r + r * z * (s[0] + z * (s[1] + z * (s[2] + z * s[3])))
-    cs = 1.0 - 0.5 * z + z * z * (c[0] + z * (c[1] + z * (c[2] + z * c[3])))
-    return sn, cs
-
-
-@_inline
 def _pick_quadrant(q, sn, cs):
     """sin(x) from sin/cos of the reduced argument and the quadrant q."""
     v = cs if (q & 1) != 0 else sn
     return -v if (q & 2) != 0 else v
-
-
-@_inline
-def sin_f32(x):
-    q, r = _reduce_pio2_f32(x)
-    sn, cs = _sincos_poly_32(r)
-    y = F(_pick_quadrant(q, sn, cs))
-    y = x if abs(x) < F(2.0 ** -12) else y           # sin x = x, keeps -0
-    return y if abs(x) < np.inf else F(np.nan)
-
-
-@_inline
-def cos_f32(x):
-    q, r = _reduce_pio2_f32(x)
-    sn, cs = _sincos_poly_32(r)
-    y = F(_pick_quadrant(q + 1, sn, cs))
-    return y if abs(x) < np.inf else F(np.nan)
 
 
 @_inline
@@ -754,28 +808,15 @@ def cos_f64(x):
 # |x| >= 0.75: erf x = 1 - exp(-x^2)*G(x), G = erfcx = exp(x^2)*erfc(x),
 #   fitted piecewise in u = x - centre; the piece's coefficients are chosen
 #   per lane with selects (no branch, no gather).  Clamped where erf
-#   rounds to 1 (3.95 for float32, 5.93 for float64).
+#   rounds to 1 (5.93).
 # --------------------------------------------------------------------------
 
 _TWO_RSQRTPI_M1 = 0.1283791670955126     # 2/sqrt(pi) - 1
-_ERF_E_F = (F(-0.37612637877464294), F(0.11283691972494125),
-            F(-0.026851927861571312), F(0.005151909776031971),
-            F(-0.0007029905100353062))
 _ERF_E_D = (-0.37612638903183754, 0.11283791670955123, -0.026866170645129278,
             0.005223977625387411, -0.000854832701564095,
             0.00012055332331498608, -1.4925616549315293e-05,
             1.6460982712982636e-06, -1.634140690282251e-07,
             1.4476682517736882e-08, -9.710489912378796e-10)
-# erfcx on [0.75, 2] (centre 1.375) and [2, 4] (centre 3), for float32
-# results but evaluated in float64 (see erf_f32).
-_ERFCX_F = np.array([
-    [0.3432958898621254, -0.18431537307848878, 0.08986208751394852,
-     -0.040506668919772684, 0.017086051350277787, -0.006774452202546565,
-     0.0025665269614331045, -0.0010331071899803684, 0.0003561661520634371],
-    [0.17900115118138996, -0.05437221097160281, 0.015884359715075888,
-     -0.004480082207895328, 0.0012231910620997975, -0.00032180661537294255,
-     8.301259540876768e-05, -2.400379347830881e-05, 5.8510736220249926e-06],
-])
 # erfcx on [0.75, 1.25], [1.25, 2], [2, 3.25], [3.25, 6] (centres 1, 1.625,
 # 2.625, 4.625), float64.
 _ERFCX_D = np.array([
@@ -800,20 +841,7 @@ _ERFCX_D = np.array([
      -4.4454172247523446e-08, 7.944708198216813e-09, -1.3718739188224704e-09,
      2.3912471428801143e-10, -5.1488199775930934e-11, 8.708455359978677e-12],
 ])
-for _a in (_ERFCX_F, _ERFCX_D):
-    _a.setflags(write=False)
-
-
-@_inline
-def _erfcx_32(a):
-    """exp(a^2)*erfc(a) for a in [0.75, 4], float64, ~2^-27 accurate."""
-    hi = a >= 2.0
-    u = a - (3.0 if hi else 1.375)
-    c0, c1 = _ERFCX_F[0], _ERFCX_F[1]
-    p = 0.0
-    for i in range(8, -1, -1):      # fully unrolled by LLVM; loads fold
-        p = p * u + (c1[i] if hi else c0[i])
-    return p
+_ERFCX_D.setflags(write=False)
 
 
 @_inline
@@ -827,24 +855,6 @@ def _erfcx_f64(a):
         ci = c[3, i] if k3 else (c[2, i] if k2 else (c[1, i] if k1 else c[0, i]))
         p = p * u + ci
     return p
-
-
-@_inline
-def erf_f32(x):
-    a = _clamp(abs(x), F(0.0), F(4.0))
-    z = x * x
-    c = _ERF_E_F
-    # x + x*(2/sqrt(pi) - 1 + ...): the constant's rounding error is then
-    # relative to 0.128, not to 1.128.
-    small = x + x * (F(_TWO_RSQRTPI_M1) + z * (c[0] + z * (c[1] + z * (
-        c[2] + z * (c[3] + z * c[4])))))
-    # 1 - exp(-a^2)*erfcx(a) in float64 (a^2 is exact there): in float32
-    # the exp and product roundings reach 2 ulp just above 0.75.
-    ad = D(a)
-    big = F(1.0 - exp_f64(-(ad * ad)) * _erfcx_32(ad))
-    big = -big if x < 0 else big
-    y = small if abs(x) < F(0.75) else big
-    return x if x != x else y
 
 
 @_inline
@@ -865,9 +875,7 @@ def erf_f64(x):
 
 # --------------------------------------------------------------------------
 # pow(x, y) = 2^(y*log2|x|) plus the C99/numpy special cases.
-# float32: everything in float64 (errors ~2^-45 relative, far below a
-#   float32 ulp) and one rounding at the end.
-# float64: log2|x| as a double-double (relative error ~2^-66, needed since
+# log2|x| as a double-double (relative error ~2^-66, needed since
 #   |y*log2 x| reaches ~1075), y*log2|x| as a double-double, then exp2 of
 #   it with the low part as a first-order correction.
 # --------------------------------------------------------------------------
@@ -918,14 +926,6 @@ def _exp2_f64(t):
     n = _rint(t)
     r = (t - n) * _LN2_DD_HI
     return _scale_f64(1.0 + _expm1_poly_f64(r), np.int64(n))
-
-
-@_inline
-def pow_f32(x, y):
-    xd, yd = D(x), D(y)
-    ax = abs(xd)
-    g = _exp2_f64(yd * (_log_f64_pos(ax) * _INVLN2_HI))
-    return F(_pow_special(xd, yd, g))
 
 
 @_inline
@@ -980,10 +980,8 @@ def pow_f64(x, y):
 # --------------------------------------------------------------------------
 # erf_inv (float32): Giles' single-precision polynomials ("Approximating the
 # erfinv function", GPU Gems 2012) in w = -log(1 - x^2), the form XLA uses for
-# JAX's float32 erf_inv.  Evaluated as XLA's CPU backend does so normal
-# samples match JAX's: FMA Horner steps, and log(1 + t) for |t| >= sqrt(2)-1
-# (log1p's correction term only below that).  About 99% of results are
-# bit-equal to JAX's, the rest within 2 ulp (XLA's log is not correctly rounded).
+# JAX's float32 erf_inv, evaluated as XLA's CPU backend does (its log1p, FMA
+# Horner steps), so results, normal samples among them, are bit-equal to JAX's.
 # --------------------------------------------------------------------------
 
 _ERFINV_SMALL_W = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
@@ -994,30 +992,10 @@ _EI_A = tuple(F(c) for c in _ERFINV_SMALL_W)
 _EI_B = tuple(F(c) for c in _ERFINV_LARGE_W)
 
 
-def _fma_f32(a, b, c):
-    """float32 a * b + c with a single rounding (llvm.fma.f32)."""
-    return F(_fma(D(a), D(b), D(c)))
-
-
-_fma_f32._restype = lambda args: types.float32 if _same_float(args) == types.float32 else None
-_llvm_helper(_fma_f32, _call_intrinsic("llvm.fma"))
-
-
-@_inline
-def _log1p_xla_f32(t):
-    u = F(1.0) + t
-    c = (F(1.0) - (u - t)) if u >= F(2.0) else (t - (u - F(1.0)))
-    c = c if abs(t) < F(0.41421356) else F(0.0)
-    e, m = _split_f32(u)
-    hf, r = _log_parts_f32(m - F(1.0))
-    r = r + (e * _LN2_LO_F + _fdiv(c, u))
-    y = e * _LN2_HI_F - ((hf - r) - (m - F(1.0)))
-    return F(_log1p_special(t, y, F(2.0 ** -25)))
-
-
 @_inline
 def erf_inv_f32(x):
-    w = -_log1p_xla_f32(x * -x)
+    x = _ftz(x)
+    w = -log1p_f32(x * -x)
     lt = w < F(5.0)
     w = (w - F(2.5)) if lt else (np.sqrt(w) - F(3.0))
     a, b = _EI_A, _EI_B
@@ -1031,7 +1009,7 @@ def erf_inv_f32(x):
     p = _fma_f32(p, w, a[7] if lt else b[7])
     p = _fma_f32(p, w, a[8] if lt else b[8])
     r = p * x
-    return F(x * F(np.inf)) if abs(x) == F(1.0) else F(r)
+    return F(x * F(np.inf)) if abs(x) == F(1.0) else _ftz(r)
 
 
 @_inline
@@ -1065,34 +1043,28 @@ def _tf_round(x0, x1, r):
 
 
 @_inline
+def _tf_rounds(x0, x1, r0, r1, r2, r3):
+    """Four rounds, rotating by r0..r3 (then a key injection follows)."""
+    x0, x1 = _tf_round(x0, x1, r0)
+    x0, x1 = _tf_round(x0, x1, r1)
+    x0, x1 = _tf_round(x0, x1, r2)
+    return _tf_round(x0, x1, r3)
+
+
+@_inline
 def threefry2x32_xor(k0, k1, x0, x1):
     k0, k1 = _U(k0), _U(k1)
     k2 = _U(k0 ^ k1 ^ _U(0x1BD11BDA))
     x0 = _U(_U(x0) + k0)
     x1 = _U(_U(x1) + k1)
-    x0, x1 = _tf_round(x0, x1, 13)
-    x0, x1 = _tf_round(x0, x1, 15)
-    x0, x1 = _tf_round(x0, x1, 26)
-    x0, x1 = _tf_round(x0, x1, 6)
+    x0, x1 = _tf_rounds(x0, x1, 13, 15, 26, 6)
     x0, x1 = _U(x0 + k1), _U(x1 + _U(k2 + _U(1)))
-    x0, x1 = _tf_round(x0, x1, 17)
-    x0, x1 = _tf_round(x0, x1, 29)
-    x0, x1 = _tf_round(x0, x1, 16)
-    x0, x1 = _tf_round(x0, x1, 24)
+    x0, x1 = _tf_rounds(x0, x1, 17, 29, 16, 24)
     x0, x1 = _U(x0 + k2), _U(x1 + _U(k0 + _U(2)))
-    x0, x1 = _tf_round(x0, x1, 13)
-    x0, x1 = _tf_round(x0, x1, 15)
-    x0, x1 = _tf_round(x0, x1, 26)
-    x0, x1 = _tf_round(x0, x1, 6)
+    x0, x1 = _tf_rounds(x0, x1, 13, 15, 26, 6)
     x0, x1 = _U(x0 + k0), _U(x1 + _U(k1 + _U(3)))
-    x0, x1 = _tf_round(x0, x1, 17)
-    x0, x1 = _tf_round(x0, x1, 29)
-    x0, x1 = _tf_round(x0, x1, 16)
-    x0, x1 = _tf_round(x0, x1, 24)
+    x0, x1 = _tf_rounds(x0, x1, 17, 29, 16, 24)
     x0, x1 = _U(x0 + k1), _U(x1 + _U(k2 + _U(4)))
-    x0, x1 = _tf_round(x0, x1, 13)
-    x0, x1 = _tf_round(x0, x1, 15)
-    x0, x1 = _tf_round(x0, x1, 26)
-    x0, x1 = _tf_round(x0, x1, 6)
+    x0, x1 = _tf_rounds(x0, x1, 13, 15, 26, 6)
     x0, x1 = _U(x0 + k2), _U(x1 + _U(k0 + _U(5)))
     return _U(x0 ^ x1)

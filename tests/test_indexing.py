@@ -3,7 +3,6 @@
 Expected values for JAX-specific behaviour (out-of-bounds clamping and filling, mode names,
 dtype casts, printed jaxprs) were produced by real JAX 0.10.2 and are committed as literals.
 """
-import warnings
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ import numjax.numpy as jnp
 from numjax import lax
 from numjax.errors import NonConcreteBooleanIndexError
 from numjax.test_util import check_grads
+from helpers import jit_compiled
 
 X = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
 
@@ -50,16 +50,6 @@ def _has_mask(idx):
     return any(isinstance(i, np.ndarray) and i.dtype == bool for i in idx)
 
 
-def _assert_compiles(fn, *args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = numjax.jit(fn)(*args)
-    fallback = [str(w.message) for w in caught if "runs eagerly" in str(w.message)]
-    if fallback:
-        pytest.fail(f"jit did not compile, it fell back to eager: {fallback[0]}")
-    return out
-
-
 @pytest.mark.parametrize("name,idx", INDEX_CASES, ids=[c[0] for c in INDEX_CASES])
 def test_getitem_vs_numpy(name, idx):
     out = jnp.asarray(X)[idx]
@@ -82,13 +72,13 @@ def _jit_cases(default_only):
 
 @pytest.mark.parametrize("name,idx", _jit_cases(False))
 def test_getitem_jit_vs_numpy(name, idx):
-    out = _assert_compiles(lambda a: a[idx], jnp.asarray(X))
+    out = jit_compiled(lambda a: a[idx], jnp.asarray(X))
     np.testing.assert_array_equal(np.asarray(out), X[idx])
 
 
 def test_traced_index_arrays_under_jit():
     i, j = np.array([2, -1, 0]), np.array([[1], [3]])
-    out = _assert_compiles(lambda a, i, j: a[:, i, j], jnp.asarray(X), jnp.asarray(i), jnp.asarray(j))
+    out = jit_compiled(lambda a, i, j: a[:, i, j], jnp.asarray(X), jnp.asarray(i), jnp.asarray(j))
     np.testing.assert_array_equal(np.asarray(out), X[:, i, j])
 
 
@@ -323,7 +313,7 @@ def test_lax_gather_rows_jit_vs_numpy(mode):
     f = lambda x, i: lax.gather(x, i, dn, (1, 5), mode=mode)  # noqa: E731
     expected = _np_gather_rows(x, rows[:, 0], mode)
     np.testing.assert_array_equal(np.asarray(f(x, rows)), expected)
-    np.testing.assert_array_equal(np.asarray(_assert_compiles(f, x, rows)), expected)
+    np.testing.assert_array_equal(np.asarray(jit_compiled(f, x, rows)), expected)
 
 
 def test_lax_gather_batching_dims_window():
@@ -336,7 +326,7 @@ def test_lax_gather_batching_dims_window():
     expected = np.stack([np.stack([x[b, min(max(s, 0), 4):min(max(s, 0), 4) + 2] for s in i[b, :, 0]])
                          for b in range(2)])
     np.testing.assert_array_equal(np.asarray(f(x, i)), expected)
-    np.testing.assert_array_equal(np.asarray(_assert_compiles(f, x, i)), expected)
+    np.testing.assert_array_equal(np.asarray(jit_compiled(f, x, i)), expected)
 
 
 SCATTERS = {"scatter": (lax.scatter, None), "scatter_add": (lax.scatter_add, np.add),
@@ -376,7 +366,7 @@ def test_lax_scatter_jit_vs_eager(name):
     upd = np.arange(20, dtype=np.float32).reshape(4, 5) * 0.5
     dn = lax.ScatterDimensionNumbers((1,), (0,), (0,))
     f = lambda x, i, u: fn(x, i, u, dn)  # noqa: E731
-    np.testing.assert_array_equal(np.asarray(_assert_compiles(f, x, rows, upd)), np.asarray(f(x, rows, upd)))
+    np.testing.assert_array_equal(np.asarray(jit_compiled(f, x, rows, upd)), np.asarray(f(x, rows, upd)))
 
 
 def test_scatter_apply():
@@ -384,7 +374,7 @@ def test_scatter_apply():
     f = lambda x: lax.scatter_apply(x, jnp.array([[1], [1], [3]]), lambda v: v * 2 + 1, dn,  # noqa: E731
                                     update_shape=(3,))
     np.testing.assert_array_equal(np.asarray(f(jnp.arange(5.))), [0, 7, 2, 7, 4])
-    np.testing.assert_array_equal(np.asarray(_assert_compiles(f, jnp.arange(5.))), [0, 7, 2, 7, 4])
+    np.testing.assert_array_equal(np.asarray(jit_compiled(f, jnp.arange(5.))), [0, 7, 2, 7, 4])
 
 
 # ---------------------------------------------------------------- gradients (JAX's values)
@@ -437,7 +427,7 @@ def test_check_grads(name):
 def test_grad_under_jit_compiles():
     f = numjax.grad(lambda x, i: (x.at[i].add(x[::-1][i]) ** 2).sum())
     x, i = jnp.arange(5.), jnp.array([1, 1, 7])
-    np.testing.assert_allclose(np.asarray(_assert_compiles(f, x, i)), np.asarray(f(x, i)))
+    np.testing.assert_allclose(np.asarray(jit_compiled(f, x, i)), np.asarray(f(x, i)))
     np.testing.assert_allclose(np.asarray(f(x, i)), [0, 14, 4, 34, 8])   # JAX's value
 
 
@@ -470,7 +460,7 @@ def test_vmap_vs_loop(name):
 def test_vmap_jit_compiles():
     f = numjax.vmap(lambda x, i: x.at[i].add(1.) + x[i[::-1]].sum())
     x, i = jnp.arange(10.).reshape(2, 5), jnp.array([[1, 2], [3, 3]])
-    np.testing.assert_allclose(np.asarray(_assert_compiles(f, x, i)), np.asarray(f(x, i)))
+    np.testing.assert_allclose(np.asarray(jit_compiled(f, x, i)), np.asarray(f(x, i)))
 
 
 # ---------------------------------------------------------------- properties

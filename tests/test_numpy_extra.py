@@ -16,6 +16,7 @@ import pytest
 import numjax as jax
 import numjax.numpy as jnp
 from numjax.test_util import check_grads
+from helpers import jit_compiled
 from numpy_extra_table import RECORDS, describe, evaluate, load_expected, make_args
 
 EXPECTED = load_expected()
@@ -187,12 +188,7 @@ def test_jit(rec):
     fn = eval(rec.fn, {"jnp": jnp})  # noqa: S307
     args = _to_numjax(make_args(rec))
     eager = fn(*args)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        jitted = jax.jit(fn)(*args)
-    fallback = [str(w.message) for w in caught if "runs eagerly" in str(w.message)]
-    if fallback:
-        pytest.fail(f"jit did not compile, it fell back to eager: {fallback[0]}")
+    jitted = jit_compiled(fn, *args)
     for j, e in zip(jax.tree_util.tree_leaves(jitted), jax.tree_util.tree_leaves(eager)):
         assert (j.dtype, j.weak_type, j.shape) == (e.dtype, e.weak_type, e.shape)
         np.testing.assert_allclose(np.asarray(j), np.asarray(e), rtol=1e-5, atol=1e-6)

@@ -6,7 +6,6 @@ loop, and jit against eager (compiled, no fallback).  Edge values, dtypes and we
 JAX 0.10.2's, committed below as data.
 """
 import math
-import warnings
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -20,6 +19,7 @@ import numjax.lax as lax
 import numjax.numpy as jnp
 import numjax.scipy.special as js
 from numjax.test_util import check_grads
+from helpers import jit_compiled
 
 NAN, INF = math.nan, math.inf
 
@@ -119,16 +119,6 @@ def test_vmap_matches_loop(rec):
     np.testing.assert_allclose(np.asarray(batched), looped, rtol=1e-6, atol=1e-7)
 
 
-def _jit_no_fallback(fn, *args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = jax.jit(fn)(*args)
-    fallback = [str(w.message) for w in caught if "runs eagerly" in str(w.message)]
-    if fallback:
-        pytest.fail(f"jit did not compile, it fell back to eager: {fallback[0]}")
-    return out
-
-
 def _all_lax_special(x, y, z):
     """Every special primitive in one program (one compile)."""
     return jnp.stack([
@@ -146,7 +136,7 @@ def test_jit_compiles_and_matches_eager():
     rng = np.random.default_rng(5)
     x, y = (rng.uniform(0.3, 6.0, 16).astype(np.float32) for _ in range(2))
     z = rng.uniform(0.02, 0.98, 16).astype(np.float32)
-    jitted = _jit_no_fallback(_few_lax_special, x, y, z)
+    jitted = jit_compiled(_few_lax_special, x, y, z)
     np.testing.assert_allclose(np.asarray(jitted), np.asarray(_few_lax_special(x, y, z)),
                                rtol=2e-6, atol=1e-6)
 
@@ -157,7 +147,7 @@ def test_jit_compiles_every_primitive_and_matches_eager():
     x, y = (rng.uniform(0.3, 6.0, 16).astype(np.float32) for _ in range(2))
     z = rng.uniform(0.02, 0.98, 16).astype(np.float32)
     eager = _all_lax_special(x, y, z)
-    jitted = _jit_no_fallback(_all_lax_special, x, y, z)
+    jitted = jit_compiled(_all_lax_special, x, y, z)
     np.testing.assert_allclose(np.asarray(jitted), np.asarray(eager), rtol=2e-6, atol=1e-7)
 
 
@@ -170,7 +160,7 @@ def test_jit_of_scipy_special_functions_and_grads():
     p = np.linspace(0.1, 0.9, 7).astype(np.float32)
     fn = jax.value_and_grad(program, argnums=(0, 1))
     eager_v, eager_g = fn(x, p)
-    jit_v, jit_g = _jit_no_fallback(fn, x, p)
+    jit_v, jit_g = jit_compiled(fn, x, p)
     np.testing.assert_allclose(float(jit_v), float(eager_v), rtol=1e-6)
     for a, b in zip(jit_g, eager_g):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)

@@ -1,6 +1,5 @@
 """numjax.scipy.stats against scipy.stats, and numjax.scipy.optimize.minimize against results
 of jax.scipy.optimize.minimize (JAX 0.10.2, committed below as data)."""
-import warnings
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ import numjax.numpy as jnp
 import numjax.scipy.stats as st
 from numjax.scipy.optimize import OptimizeResults, minimize
 from numjax.test_util import check_grads
+from helpers import jit_compiled
 
 X01 = np.linspace(0.05, 0.95, 7).astype(np.float32)
 XR = np.linspace(-3.0, 3.0, 7).astype(np.float32)
@@ -102,10 +102,7 @@ def test_grads_and_vmap():
 
 
 def test_jit_of_norm_logpdf_compiles():
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = jax.jit(lambda x: st.norm.logpdf(x, 0.5, 2.0) + st.norm.cdf(x))(XR)
-    assert not [w for w in caught if "runs eagerly" in str(w.message)]
+    out = jit_compiled(lambda x: st.norm.logpdf(x, 0.5, 2.0) + st.norm.cdf(x), XR)
     np.testing.assert_allclose(np.asarray(out), sst.norm.logpdf(XR, 0.5, 2.0) + sst.norm.cdf(XR),
                                rtol=2e-5, atol=1e-6)
 
@@ -183,11 +180,8 @@ def test_minimize_bfgs_matches_jax(name):
 @pytest.mark.parametrize("name", ["quad3", "rosen2"])
 def test_minimize_bfgs_under_jit(name):
     fun, x0, args, options = OPT_CASES[name]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = jax.jit(lambda x: minimize(fun, x, args, method="BFGS", options=options))(
-            np.array(x0, np.float32))
-    assert not [w for w in caught if "runs eagerly" in str(w.message)]
+    result = jit_compiled(lambda x: minimize(fun, x, args, method="BFGS", options=options),
+                          np.array(x0, np.float32))
     _check_result(result, OPTIMIZER_EXPECTED[name])
 
 

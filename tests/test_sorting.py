@@ -5,7 +5,6 @@ A table of records drives (a) values vs numpy, (b) jit vs eager (compiled: no fa
 from JAX 0.10.2 and are committed as data), size=/ConcretizationTypeError behaviour, and
 hypothesis properties.
 """
-import warnings
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ import numjax.numpy as jnp
 from numjax import lax
 from numjax.errors import ConcretizationTypeError
 from numjax.test_util import check_grads
+from helpers import jit_compiled
 
 RNG = np.random.RandomState(0)
 F = RNG.randn(4, 6).astype(np.float32)
@@ -131,21 +131,11 @@ def test_values_vs_numpy(rec):
     _assert_tree_close(fn(*args), np_fn(*args))
 
 
-def _compiled(fn, *args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = jax.jit(fn)(*args)
-    fallback = [str(w.message) for w in caught if "runs eagerly" in str(w.message)]
-    if fallback:
-        pytest.fail(f"jit did not compile, it fell back to eager: {fallback[0]}")
-    return out
-
-
 @pytest.mark.parametrize("rec", [pytest.param(r, marks=() if r[0] in JIT_DEFAULT else pytest.mark.slow)
                                  for r in RECORDS], ids=IDS)
 def test_jit_vs_eager(rec):
     _, fn, _, args = rec
-    _assert_tree_close(_compiled(fn, *args), fn(*args), rtol=1e-6, atol=1e-6)
+    _assert_tree_close(jit_compiled(fn, *args), fn(*args), rtol=1e-6, atol=1e-6)
 
 
 # ---------------------------------------------------------------- lax.sort / top_k
@@ -156,7 +146,7 @@ def test_lax_sort_total_order_and_stability():
     # JAX 0.10.2: -0.0 == 0.0 and all NaNs equal (stable among themselves), NaNs last.
     np.testing.assert_array_equal(perm, [5, 0, 2, 7, 8, 3, 6, 1, 4])
     np.testing.assert_array_equal(np.signbit(out), np.signbit(keys[[5, 0, 2, 7, 8, 3, 6, 1, 4]]))
-    jit_out, jit_perm = _compiled(lambda k, i: lax.sort([k, i], num_keys=1), keys,
+    jit_out, jit_perm = jit_compiled(lambda k, i: lax.sort([k, i], num_keys=1), keys,
                                   np.arange(9, dtype=np.int32))
     np.testing.assert_array_equal(jit_perm, perm)
     np.testing.assert_array_equal(np.signbit(jit_out), np.signbit(out))
@@ -202,10 +192,10 @@ def test_top_k_semantics():
 @pytest.mark.slow
 def test_top_k_matches_argsort_on_distinct_values():
     x = np.array([0., np.nan, -0., 1., -np.nan, -np.inf, np.inf, -0., 0.], np.float32)
-    np.testing.assert_array_equal(_compiled(lambda x: lax.top_k(x, 4), x)[1], [1, 6, 3, 0])
+    np.testing.assert_array_equal(jit_compiled(lambda x: lax.top_k(x, 4), x)[1], [1, 6, 3, 0])
     x = RNG.randn(3, 5, 9).astype(np.float32)
     for axis in (-1, 1):
-        vals, idx = _compiled(lambda x: lax.top_k(x, 3, axis=axis), x)
+        vals, idx = jit_compiled(lambda x: lax.top_k(x, 3, axis=axis), x)
         want = np.take(np.flip(np.argsort(x, axis=axis), axis), np.arange(3), axis=axis)
         np.testing.assert_array_equal(idx, want)
         np.testing.assert_allclose(vals, np.take_along_axis(x, want, axis))
@@ -279,7 +269,7 @@ def test_set_operations_match_jax():
 @pytest.mark.slow
 def test_set_operations_compile():
     x = np.array([3, 1, 3, 2, 1, 7], np.int32)
-    sets = _compiled(lambda x: (jnp.setdiff1d(x, np.array([1, 2]), size=4),
+    sets = jit_compiled(lambda x: (jnp.setdiff1d(x, np.array([1, 2]), size=4),
                                 jnp.intersect1d(x, np.array([7, 1, 0]), size=3)), x)
     np.testing.assert_array_equal(sets[0], [3, 7, 0, 0])
     np.testing.assert_array_equal(sets[1], [1, 7, 1])
@@ -366,7 +356,7 @@ def test_grads_quantile_and_median():
 
 def test_grad_under_jit_compiles():
     x = RNG.randn(6).astype(np.float32)
-    g = _compiled(jax.grad(lambda x: jnp.sum(lax.top_k(x, 3)[0] * np.arange(3.)) + jnp.median(x)), x)
+    g = jit_compiled(jax.grad(lambda x: jnp.sum(lax.top_k(x, 3)[0] * np.arange(3.)) + jnp.median(x)), x)
     np.testing.assert_allclose(g, jax.grad(lambda x: jnp.sum(lax.top_k(x, 3)[0] * np.arange(3.))
                                            + jnp.median(x))(x))
 

@@ -68,7 +68,9 @@ CASES = [
     ("cos", lambda x: _nonfinite_nan(_cos_ref, x), (-30.0, 30.0)),
     ("erf", _erf_ref, (-7.0, 7.0)),
 ]
-DTYPES = [np.float32, np.float64]
+# The float32 kernels reproduce XLA's approximations (not within 2 ulp everywhere, FTZ):
+# tests/test_xla_ulp.py checks them bit for bit against JAX's outputs instead.
+DTYPES = [np.float64]
 
 
 def _suffix(dt):

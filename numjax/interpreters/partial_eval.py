@@ -70,8 +70,9 @@ class JaxprBuilder:
     def build(self, out_tracers):
         outvars = [self.atom(t) for t in out_tracers]
         constvars = list(self.constvar_vals)
+        # Dead equations stay, as in JAX's jaxprs (make_jaxpr prints them, binding `_`);
+        # lowering drops them (dce_jaxpr).
         jaxpr = Jaxpr(constvars, list(self.invars), outvars, self.eqns)
-        jaxpr = _drop_dead_eqns(jaxpr)
         used = _used_vars(jaxpr)
         constvars = [v for v in constvars if v in used]
         jaxpr.constvars = constvars
@@ -123,17 +124,18 @@ def _used_vars(jaxpr):
     return used
 
 
-def _drop_dead_eqns(jaxpr):
-    # Only equations whose results are never read are dropped; every primitive
-    # here is pure, so this cannot change what the program computes.
+def dce_jaxpr(jaxpr):
+    """``jaxpr`` without the equations whose results are never read (a new Jaxpr when any
+    is dropped); every primitive here is pure, so this cannot change what it computes."""
     live = {v for v in jaxpr.outvars if type(v) is Var}
     kept = []
     for eqn in reversed(jaxpr.eqns):
         if any(v in live for v in eqn.outvars) or eqn.primitive.name in _EFFECTFUL:
             kept.append(eqn)
             live.update(v for v in eqn.invars if type(v) is Var)
-    jaxpr.eqns = kept[::-1]
-    return jaxpr
+    if len(kept) == len(jaxpr.eqns):
+        return jaxpr
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept[::-1])
 
 
 _EFFECTFUL = set()

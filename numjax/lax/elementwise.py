@@ -73,6 +73,17 @@ def _errstate(fn):
     return wrapped
 
 
+def _xla_f32(name, np_fn):
+    """np_fn, except that float32 goes through the compiled code's kernel (XLA's formula),
+    so eager results equal jitted ones bit for bit."""
+    def fn(*xs):
+        if xs[0].dtype == np.float32:
+            from numjax.lowering.kernels import xla_f32   # lazy: numjax imports without Numba
+            return xla_f32(name, *xs)
+        return np_fn(*xs)
+    return fn
+
+
 def _int_div(x, y):
     # lax.div rounds integer quotients toward zero, like C, unlike numpy's floor division.
     if x.dtype.kind in "iu":
@@ -104,27 +115,27 @@ div_p = _binary("div", _errstate(_int_div))
 rem_p = _binary("rem", _errstate(np.fmod))
 max_p = _binary("max", np.maximum)
 min_p = _binary("min", np.minimum)
-pow_p = _binary("pow", _errstate(np.power), _FLOAT, _FLOAT_DESC)
-atan2_p = _binary("atan2", np.arctan2, "f", "floating")
+pow_p = _binary("pow", _errstate(_xla_f32("pow", np.power)), _FLOAT, _FLOAT_DESC)
+atan2_p = _binary("atan2", _xla_f32("atan2", np.arctan2), "f", "floating")
 nextafter_p = _binary("nextafter", np.nextafter, "f", "floating")
 neg_p = _unary("neg", np.negative, _NUM, "number")
 sign_p = _unary("sign", _sign, _NUM, "number")
 abs_p = make_primitive("abs", _eager(np.abs), _unary_abstract("abs", _NUM, "number"))
 
 # ---------------------------------------------------------------- transcendental
-exp_p = _unary("exp", _errstate(np.exp))
+exp_p = _unary("exp", _errstate(_xla_f32("exp", np.exp)))
 exp2_p = _unary("exp2", _errstate(np.exp2))
-log_p = _unary("log", _errstate(np.log))
-log1p_p = _unary("log1p", _errstate(np.log1p))
-expm1_p = _unary("expm1", _errstate(np.expm1))
-tanh_p = _unary("tanh", np.tanh)
-logistic_p = _unary("logistic", _errstate(_logistic))
-sin_p = _unary("sin", _errstate(np.sin))
-cos_p = _unary("cos", _errstate(np.cos))
-tan_p = _unary("tan", _errstate(np.tan))
+log_p = _unary("log", _errstate(_xla_f32("log", np.log)))
+log1p_p = _unary("log1p", _errstate(_xla_f32("log1p", np.log1p)))
+expm1_p = _unary("expm1", _errstate(_xla_f32("expm1", np.expm1)))
+tanh_p = _unary("tanh", _xla_f32("tanh", np.tanh))
+logistic_p = _unary("logistic", _errstate(_xla_f32("logistic", _logistic)))
+sin_p = _unary("sin", _errstate(_xla_f32("sin", np.sin)))
+cos_p = _unary("cos", _errstate(_xla_f32("cos", np.cos)))
+tan_p = _unary("tan", _errstate(_xla_f32("tan", np.tan)))
 asin_p = _unary("asin", _errstate(np.arcsin))
 acos_p = _unary("acos", _errstate(np.arccos))
-atan_p = _unary("atan", np.arctan)
+atan_p = _unary("atan", _xla_f32("atan", np.arctan))
 sinh_p = _unary("sinh", _errstate(np.sinh))
 cosh_p = _unary("cosh", _errstate(np.cosh))
 asinh_p = _unary("asinh", np.arcsinh)
@@ -146,16 +157,12 @@ def _erf_np(x):
 
 
 def _erf_inv_np(x):
-    if x.dtype == np.float32:
-        # The compiled path's polynomial (XLA's), so eager samples equal jitted ones.
-        from numjax.lowering.kernels import erf_inv_f32_flat
-        return erf_inv_f32_flat(np.ascontiguousarray(x).reshape(-1)).reshape(x.shape)
     from scipy.special import erfinv
     return erfinv(x)
 
 
-erf_p = _unary("erf", _erf_np, "f", "floating")
-erf_inv_p = _unary("erf_inv", _errstate(_erf_inv_np), "f", "floating")
+erf_p = _unary("erf", _xla_f32("erf", _erf_np), "f", "floating")
+erf_inv_p = _unary("erf_inv", _errstate(_xla_f32("erf_inv", _erf_inv_np)), "f", "floating")
 
 round_p = make_primitive(
     "round", lambda x, rounding_method=0: _eager(lambda v: _round_away(v, rounding_method))(x),

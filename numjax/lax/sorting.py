@@ -1,5 +1,5 @@
-"""Sorting primitives: ``sort`` (several operands sorted by the first ``num_keys``), ``top_k``,
-and the gather/scatter along one axis that their derivatives need.
+"""Sorting primitives: ``sort`` (several operands sorted by the first ``num_keys``) and ``top_k``,
+with the gather/scatter along one axis that their derivatives need.
 
 Keys compare in JAX's total order: -0.0 equals 0.0 and every NaN equals every other NaN and
 sorts after +inf (the stable order of equal keys is kept); complex keys compare by real part,
@@ -11,6 +11,9 @@ from .. import dtypes
 from ..array import Array, c_contiguous, to_numpy
 from ..core import ShapedArray, get_aval
 from ._base import make_primitive
+from .indexing import (GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather,
+                       scatter_add)
+from .shape import broadcast, reshape
 
 __all__ = ["sort", "sort_key_val", "top_k", "sort_p", "top_k_p"]
 
@@ -137,49 +140,35 @@ def top_k(operand, k, *, axis=-1):
 
 
 # ---------------------------------------------------------------- gather/scatter along an axis
-# The derivatives of sort and top_k (and jnp.quantile's reads) pick entries along one axis:
-# out[..., j, ...] = x[..., idx[..., j, ...], ...]. Its transpose adds back into place.
+# The derivatives of sort and top_k (and jnp's order statistics and set operations) pick
+# entries along one axis, out[..., j, ...] = x[..., idx[..., j, ...], ...], and add them back
+# into place: a gather (scatter-add) batched over every other axis, as JAX writes them.
 
-def _take_impl(x, idx, *, axis):
-    return Array(c_contiguous(np.take_along_axis(to_numpy(x), to_numpy(idx).astype(np.intp), axis=axis)),
-                 getattr(x, "weak_type", False))
-
-
-def _take_abstract(x, idx, *, axis):
-    if x.ndim != idx.ndim or any(a != b for d, (a, b) in enumerate(zip(x.shape, idx.shape)) if d != axis):
-        raise TypeError(f"take_along_axis: indices of shape {idx.shape} do not match the operand "
-                        f"shape {x.shape} outside axis {axis}")
-    return ShapedArray(idx.shape, x.dtype, x.weak_type)
-
-
-take_along_axis_p = make_primitive("take_along_axis", _take_impl, _take_abstract)
-
-
-def _scatter_add_impl(upd, idx, *, axis, size):
-    u = to_numpy(upd)
-    shape = u.shape[:axis] + (size,) + u.shape[axis + 1:]
-    out = np.zeros(shape, u.dtype)
-    i = np.moveaxis(to_numpy(idx).astype(np.intp), axis, -1)
-    o, uu = np.moveaxis(out, axis, -1), np.moveaxis(u, axis, -1)
-    rows = np.indices(i.shape[:-1])
-    np.add.at(o, (*[r[..., None] for r in rows], i), uu)
-    return Array(out, getattr(upd, "weak_type", False))
-
-
-def _scatter_add_abstract(upd, idx, *, axis, size):
-    return ShapedArray(upd.shape[:axis] + (size,) + upd.shape[axis + 1:], upd.dtype, upd.weak_type)
-
-
-scatter_add_along_axis_p = make_primitive("scatter_add_along_axis", _scatter_add_impl,
-                                          _scatter_add_abstract)
+def _along_axis_indices(idx, axis):
+    """``idx`` with a trailing index-vector axis, and the other axes (batched, not indexed)."""
+    aval = get_aval(idx)
+    others = tuple(d for d in range(aval.ndim) if d != axis)
+    return reshape(idx, aval.shape + (1,)), others
 
 
 def take_along_axis(x, idx, axis):
-    return take_along_axis_p.bind(x, idx, axis=int(axis))
+    """x[..., idx[..., j, ...], ...] along ``axis``; the indices must be in range."""
+    vec, others = _along_axis_indices(idx, axis)
+    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
+                                operand_batching_dims=others, start_indices_batching_dims=others)
+    return gather(x, vec, dn, (1,) * get_aval(x).ndim, mode=GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 def scatter_add_along_axis(upd, idx, axis, size):
-    return scatter_add_along_axis_p.bind(upd, idx, axis=int(axis), size=int(size))
+    """Zeros of ``upd``'s shape with ``size`` along ``axis``, plus each update at its index."""
+    vec, others = _along_axis_indices(idx, axis)
+    aval = get_aval(upd)
+    zero = Array(np.zeros((), aval.dtype), aval.weak_type)
+    zeros = broadcast(zero, aval.shape[:axis] + (int(size),) + aval.shape[axis + 1:])
+    dn = ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(axis,),
+                                 scatter_dims_to_operand_dims=(axis,), operand_batching_dims=others,
+                                 scatter_indices_batching_dims=others)
+    return scatter_add(zeros, vec, upd, dn, mode=GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 # ---------------------------------------------------------------- differentiation rules
@@ -210,37 +199,6 @@ def _top_k_jvp(primals, tangents, *, k, axis):
 ad.jvp_rules[top_k_p] = _top_k_jvp
 
 
-def _take_jvp(primals, tangents, *, axis):
-    (x, idx), (t, _) = primals, tangents
-    out = take_along_axis_p.bind(x, idx, axis=axis)
-    return out, ad.Zero(get_aval(out)) if type(t) is ad.Zero else take_along_axis_p.bind(t, idx, axis=axis)
-
-
-def _take_transpose(ct, x, idx, *, axis):
-    if type(ct) is ad.Zero:
-        return [ad.Zero(x.aval), None]
-    return [scatter_add_along_axis(ct, idx, axis, x.aval.shape[axis]), None]
-
-
-def _scatter_add_jvp(primals, tangents, *, axis, size):
-    (u, idx), (t, _) = primals, tangents
-    out = scatter_add_along_axis_p.bind(u, idx, axis=axis, size=size)
-    return out, ad.Zero(get_aval(out)) if type(t) is ad.Zero else scatter_add_along_axis_p.bind(
-        t, idx, axis=axis, size=size)
-
-
-def _scatter_add_transpose(ct, upd, idx, *, axis, size):
-    if type(ct) is ad.Zero:
-        return [ad.Zero(upd.aval), None]
-    return [take_along_axis(ct, idx, axis), None]
-
-
-ad.jvp_rules[take_along_axis_p] = _take_jvp
-ad.transpose_rules[take_along_axis_p] = _take_transpose
-ad.jvp_rules[scatter_add_along_axis_p] = _scatter_add_jvp
-ad.transpose_rules[scatter_add_along_axis_p] = _scatter_add_transpose
-
-
 # ---------------------------------------------------------------- batching rules
 from ..interpreters import batching  # noqa: E402
 
@@ -260,20 +218,10 @@ def _top_k_batch(vals, dims, *, k, axis):
     return outs, [0, 0]
 
 
-def _along_axis_batch(prim):
-    def rule(vals, dims, **params):
-        size = batching.axis_size_of(vals, dims)
-        x, idx = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
-        return prim.bind(x, idx, **dict(params, axis=params["axis"] + 1)), 0
-    return rule
-
-
 batching.batch_rules[sort_p] = _sort_batch
 batching.batch_rules[top_k_p] = _top_k_batch
-batching.batch_rules[take_along_axis_p] = _along_axis_batch(take_along_axis_p)
-batching.batch_rules[scatter_add_along_axis_p] = _along_axis_batch(scatter_add_along_axis_p)
 
 # Eager applications type-check first, as every other lax primitive does.
 from ._base import check_eagerly  # noqa: E402
 
-check_eagerly(sort_p, top_k_p, take_along_axis_p, scatter_add_along_axis_p)
+check_eagerly(sort_p, top_k_p)

@@ -221,38 +221,28 @@ zeta.defjvp(_zeta_jvp)
 
 # ---------------------------------------------------------------- xlogy family and entropies
 
-@custom_jvp
-def xlogy(x, y):
-    x, y = promote_args_inexact("xlogy", x, y)
-    keep = lax.bitwise_or(lax.ne(x, _const(x, 0)), lax.ne(y, y))
-    return jnp.where(keep, lax.mul(x, lax.log(y)), jnp.zeros_like(x))
+def _x_times_log(name, log, log_arg):
+    """``x * log(y)`` that is 0 where x == 0 (unless y is NaN), with its jvp; ``log_arg(y)``
+    is what ``log`` takes the logarithm of, whose reciprocal is the derivative in y."""
+    @custom_jvp
+    def fn(x, y):
+        x, y = promote_args_inexact(name, x, y)
+        keep = lax.bitwise_or(lax.ne(x, _const(x, 0)), lax.ne(y, y))
+        return jnp.where(keep, lax.mul(x, log(y)), jnp.zeros_like(x))
+
+    def jvp(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        out = fn(x, y)
+        return out, (tx * log(y) + ty * x / log_arg(y)).astype(out.dtype)
+
+    fn.defjvp(jvp)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def _xlogy_jvp(primals, tangents):
-    x, y = primals
-    tx, ty = tangents
-    out = xlogy(x, y)
-    return out, (tx * lax.log(y) + ty * x / y).astype(out.dtype)
-
-
-xlogy.defjvp(_xlogy_jvp)
-
-
-@custom_jvp
-def xlog1py(x, y):
-    x, y = promote_args_inexact("xlog1py", x, y)
-    keep = lax.bitwise_or(lax.ne(x, _const(x, 0)), lax.ne(y, y))
-    return jnp.where(keep, lax.mul(x, lax.log1p(y)), jnp.zeros_like(x))
-
-
-def _xlog1py_jvp(primals, tangents):
-    x, y = primals
-    tx, ty = tangents
-    out = xlog1py(x, y)
-    return out, (tx * lax.log1p(y) + ty * x / (1 + y)).astype(out.dtype)
-
-
-xlog1py.defjvp(_xlog1py_jvp)
+xlogy = _x_times_log("xlogy", lax.log, lambda y: y)
+xlog1py = _x_times_log("xlog1py", lax.log1p, lambda y: 1 + y)
 
 
 @custom_jvp

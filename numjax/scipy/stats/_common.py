@@ -7,7 +7,8 @@ from ...array import Array
 from ...numpy._util import promote_args_inexact
 from .. import special
 
-__all__ = ["core", "lax", "jnp", "np", "special", "promote", "const", "outside"]
+__all__ = ["core", "lax", "jnp", "np", "special", "promote", "const", "outside", "standardized",
+           "mirrored", "not_probability"]
 
 
 def promote(name, *args):
@@ -23,3 +24,21 @@ def const(like, value):
 def outside(x, lo, hi):
     """x < lo or x > hi."""
     return jnp.logical_or(lax.lt(x, lo), lax.gt(x, hi))
+
+
+def not_probability(q):
+    """q is NaN or outside [0, 1]."""
+    return jnp.isnan(q) | (q < 0) | (q > 1)
+
+
+def standardized(name, x, loc, scale):
+    """(x - loc) / scale, the arguments promoted first."""
+    x, loc, scale = promote(name, x, loc, scale)
+    return lax.div(lax.sub(x, loc), scale)
+
+
+def mirrored(fn, name, x, loc, scale):
+    """``fn`` at -x with loc mirrored too: for a distribution symmetric about loc, the survival
+    function is the cdf there (and logsf the logcdf)."""
+    x, loc, scale = promote(name, x, loc, scale)
+    return fn(lax.neg(x), lax.neg(loc), scale)

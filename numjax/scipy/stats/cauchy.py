@@ -1,5 +1,5 @@
 """The Cauchy distribution (jax.scipy.stats.cauchy)."""
-from ._common import const, lax, np, promote
+from ._common import const, lax, mirrored, np, promote, standardized
 
 
 def logpdf(x, loc=0, scale=1):
@@ -13,9 +13,8 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    x, loc, scale = promote("cauchy.cdf", x, loc, scale)
-    z = lax.div(lax.sub(x, loc), scale)
-    return lax.add(const(x, 0.5), lax.mul(const(x, 1 / np.pi), lax.atan(z)))
+    z = standardized("cauchy.cdf", x, loc, scale)
+    return lax.add(const(z, 0.5), lax.mul(const(z, 1 / np.pi), lax.atan(z)))
 
 
 def logcdf(x, loc=0, scale=1):
@@ -23,13 +22,11 @@ def logcdf(x, loc=0, scale=1):
 
 
 def sf(x, loc=0, scale=1):
-    x, loc, scale = promote("cauchy.sf", x, loc, scale)
-    return cdf(lax.neg(x), lax.neg(loc), scale)
+    return mirrored(cdf, "cauchy.sf", x, loc, scale)
 
 
 def logsf(x, loc=0, scale=1):
-    x, loc, scale = promote("cauchy.logsf", x, loc, scale)
-    return logcdf(lax.neg(x), lax.neg(loc), scale)
+    return mirrored(logcdf, "cauchy.logsf", x, loc, scale)
 
 
 def _quantile(name, q, loc, scale, sign):

@@ -1,5 +1,5 @@
 """The exponential distribution (jax.scipy.stats.expon)."""
-from ._common import jnp, lax, np, promote
+from ._common import jnp, lax, not_probability, np, promote
 
 
 def logpdf(x, loc=0, scale=1):
@@ -37,5 +37,4 @@ def logcdf(x, loc=0, scale=1):
 
 def ppf(q, loc=0, scale=1):
     q, loc, scale = promote("expon.ppf", q, loc, scale)
-    invalid = jnp.isnan(q) | (q < 0) | (q > 1)
-    return jnp.where(invalid, np.nan, lax.sub(loc, lax.mul(scale, lax.log1p(lax.neg(q)))))
+    return jnp.where(not_probability(q), np.nan, lax.sub(loc, lax.mul(scale, lax.log1p(lax.neg(q)))))

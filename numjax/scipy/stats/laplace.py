@@ -1,5 +1,5 @@
 """The Laplace distribution (jax.scipy.stats.laplace)."""
-from ._common import const, lax, promote
+from ._common import const, lax, promote, standardized
 
 
 def logpdf(x, loc=0, scale=1):
@@ -12,8 +12,7 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    x, loc, scale = promote("laplace.cdf", x, loc, scale)
-    z = lax.div(lax.sub(x, loc), scale)
-    half = const(x, 0.5)
-    return lax.select(lax.le(z, const(x, 0)), lax.mul(half, lax.exp(z)),
-                      lax.sub(const(x, 1), lax.mul(half, lax.exp(lax.neg(z)))))
+    z = standardized("laplace.cdf", x, loc, scale)
+    half = const(z, 0.5)
+    return lax.select(lax.le(z, const(z, 0)), lax.mul(half, lax.exp(z)),
+                      lax.sub(const(z, 1), lax.mul(half, lax.exp(lax.neg(z)))))

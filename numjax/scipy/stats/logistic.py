@@ -1,5 +1,5 @@
 """The logistic distribution (jax.scipy.stats.logistic)."""
-from ._common import const, lax, promote, special
+from ._common import const, lax, promote, special, standardized
 
 
 def logpdf(x, loc=0, scale=1):
@@ -14,13 +14,11 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    x, loc, scale = promote("logistic.cdf", x, loc, scale)
-    return special.expit(lax.div(lax.sub(x, loc), scale))
+    return special.expit(standardized("logistic.cdf", x, loc, scale))
 
 
 def sf(x, loc=0, scale=1):
-    x, loc, scale = promote("logistic.sf", x, loc, scale)
-    return special.expit(lax.neg(lax.div(lax.sub(x, loc), scale)))
+    return special.expit(lax.neg(standardized("logistic.sf", x, loc, scale)))
 
 
 def ppf(x, loc=0, scale=1):

@@ -1,5 +1,5 @@
 """The normal distribution (jax.scipy.stats.norm)."""
-from ._common import const, jnp, lax, np, promote, special
+from ._common import const, jnp, lax, mirrored, np, promote, special, standardized
 
 
 def logpdf(x, loc=0, scale=1):
@@ -14,27 +14,20 @@ def pdf(x, loc=0, scale=1):
     return lax.exp(logpdf(x, loc, scale))
 
 
-def _standardized(name, x, loc, scale):
-    x, loc, scale = promote(name, x, loc, scale)
-    return lax.div(lax.sub(x, loc), scale)
-
-
 def cdf(x, loc=0, scale=1):
-    return special.ndtr(_standardized("norm.cdf", x, loc, scale))
+    return special.ndtr(standardized("norm.cdf", x, loc, scale))
 
 
 def logcdf(x, loc=0, scale=1):
-    return special.log_ndtr(_standardized("norm.logcdf", x, loc, scale))
+    return special.log_ndtr(standardized("norm.logcdf", x, loc, scale))
 
 
 def sf(x, loc=0, scale=1):
-    x, loc, scale = promote("norm.sf", x, loc, scale)
-    return cdf(lax.neg(x), lax.neg(loc), scale)
+    return mirrored(cdf, "norm.sf", x, loc, scale)
 
 
 def logsf(x, loc=0, scale=1):
-    x, loc, scale = promote("norm.logsf", x, loc, scale)
-    return logcdf(lax.neg(x), lax.neg(loc), scale)
+    return mirrored(logcdf, "norm.logsf", x, loc, scale)
 
 
 def ppf(q, loc=0, scale=1):

@@ -1,5 +1,5 @@
 """The uniform distribution on [loc, loc + scale] (jax.scipy.stats.uniform)."""
-from ._common import core, jnp, lax, np, outside, promote
+from ._common import core, jnp, lax, not_probability, np, outside, promote
 
 
 def logpdf(x, loc=0, scale=1):
@@ -26,5 +26,4 @@ def cdf(x, loc=0, scale=1):
 
 def ppf(q, loc=0, scale=1):
     q, loc, scale = promote("uniform.ppf", q, loc, scale)
-    invalid = jnp.isnan(q) | (q < 0) | (q > 1)
-    return jnp.where(invalid, np.nan, lax.add(loc, lax.mul(scale, q)))
+    return jnp.where(not_probability(q), np.nan, lax.add(loc, lax.mul(scale, q)))
