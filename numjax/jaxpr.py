@@ -5,6 +5,8 @@ A-normal form; ``ClosedJaxpr`` pairs it with the values of its constvars.
 Every interpreter is the same loop: ``read`` inputs, apply a rule, ``write``
 outputs (see ``eval_jaxpr``).
 """
+import collections
+
 import numpy as np
 
 from . import core
@@ -48,7 +50,7 @@ class Jaxpr:
         self.constvars, self.invars, self.outvars, self.eqns = constvars, invars, outvars, eqns
 
     def __str__(self):
-        return pp_jaxpr(self, _Names(), 0)
+        return pp_toplevel_jaxpr(self)
 
     __repr__ = __str__
 
@@ -119,12 +121,17 @@ class _Names:
     def __init__(self):
         self.names = {}
         self.fresh = 0   # aliases reuse names, so they must not advance the counter
+        self.shared = {}  # hoisted nested jaxpr -> the name it is printed under
 
     def __getitem__(self, var):
         name = self.names.get(var)
         if name is None:
-            name = self.names[var] = _encode(self.fresh)
+            name = _encode(self.fresh)
             self.fresh += 1
+            while name in self.shared.values():  # JAX skips names of hoisted jaxprs
+                name = _encode(self.fresh)
+                self.fresh += 1
+            self.names[var] = name
         return name
 
     def alias(self, var, name):
@@ -161,10 +168,59 @@ def _pp_binder(v, names):
     return f"{names[v]}:{v.aval.str_short(True)}"
 
 
-def pp_jaxpr(jaxpr, names, indent, inline_ok=False):
+def pp_toplevel_jaxpr(jaxpr):
+    """``jaxpr`` preceded by the nested jaxprs JAX hoists into ``let <name> = ... in`` blocks:
+    those referenced more than once, and those of more than 10 equations."""
+    names = _Names()
+    hoisted = _hoisted_jaxprs(jaxpr)
+    names.shared.update((sub, name) for name, sub in hoisted)
+    blocks = [f"let {name} = {pp_jaxpr(sub, names, 0, top=False, one_line=False)} in"
+              for name, sub in hoisted]
+    return "\n".join(blocks + [pp_jaxpr(jaxpr, names, 0)])
+
+
+def _hoisted_jaxprs(top):
+    """(name, jaxpr) pairs in breadth-first order of first reference, names made unique
+    with a counter; a nested jaxpr is named after the first equation's ``name`` param."""
+    counts, names, queue = {}, {}, collections.deque([top])
+    while queue:
+        jx = queue.popleft()
+        counts[jx] = counts.get(jx, 0) + (2 if jx is not top and len(jx.eqns) > 10 else 1)
+        for eqn in jx.eqns:
+            label = eqn.params.get("name")
+            for sub in _jaxprs_in_params(eqn.params):
+                queue.append(sub)
+                if isinstance(label, str):
+                    names.setdefault(sub, label.strip("<>"))
+    taken, out = collections.Counter(), []
+    for jx, c in counts.items():
+        if c == 1:
+            continue
+        name = names.get(jx, "jaxpr")
+        if taken[name]:
+            suffixed = f"{name}{taken[name]}"
+            taken[name] += 1
+            name = suffixed
+        taken[name] += 1
+        out.append((name, jx))
+    return out
+
+
+def _jaxprs_in_params(params):
+    for v in params.values():
+        for j in (v if _is_jaxpr_tuple(v) else (v,) if _is_jaxpr(v) else ()):
+            yield j.jaxpr if isinstance(j, ClosedJaxpr) else j
+
+
+class _SharedName(str):
+    """A hoisted jaxpr's name standing in its equation's params."""
+
+
+def pp_jaxpr(jaxpr, names, indent, inline_ok=False, top=True, one_line=True):
     """JAX's text form. Equation results nobody reads print as ``_``. A nested jaxpr with at
     most one equation goes on one line when that fits, as JAX prints it."""
-    used = _used(jaxpr)
+    # As JAX, only the top-level jaxpr prints unread results as `_`.
+    used = _used(jaxpr) if top else None
     consts = " ".join(_pp_binder(v, names) for v in jaxpr.constvars)
     ins = " ".join(_pp_binder(v, names) for v in jaxpr.invars)
     head = f"{{ lambda {consts}; {ins}. let"
@@ -173,7 +229,7 @@ def pp_jaxpr(jaxpr, names, indent, inline_ok=False):
     outs_t = f"({outs}{',' if len(jaxpr.outvars) == 1 else ''})"
     if not jaxpr.eqns:
         return f"{head}  in {outs_t} }}"
-    if not any("\n" in line for line in eqn_lines):
+    if one_line and not any("\n" in line for line in eqn_lines):
         # JAX prints a jaxpr that fits in the width on one line, equations joined by "; ".
         one = f"{head} {'; '.join(line.strip() for line in eqn_lines)} in {outs_t} }}"
         if indent + len(one) <= WIDTH:
@@ -197,6 +253,8 @@ def pp_eqn(eqn, names, indent, used=None):
     printer = param_printers.get(eqn.primitive)
     # Params print sorted by name, unless the primitive's printer fixes an order (jit: name first).
     params = printer(eqn.params) if printer else {k: eqn.params[k] for k in sorted(eqn.params)}
+    if names.shared:
+        params = {k: _shared_name(v, names) for k, v in params.items()}
     has_sub = any(_is_jaxpr(v) or _is_jaxpr_tuple(v) for v in params.values())
     if not has_sub:
         flat = [f"{k}={_pp_param(v)}" for k, v in params.items()]
@@ -213,12 +271,12 @@ def pp_eqn(eqn, names, indent, used=None):
     for k, v in params.items():
         if _is_jaxpr(v):
             jx = v.jaxpr if isinstance(v, ClosedJaxpr) else v
-            inner.append(f"{pad}  {k}={pp_jaxpr(jx, names, indent + 2, inline_ok=True)}")
+            inner.append(f"{pad}  {k}={pp_jaxpr(jx, names, indent + 2, inline_ok=True, top=False)}")
         elif _is_jaxpr_tuple(v):
             inner.append(f"{pad}  {k}=(")
             for j in v:
                 jx = j.jaxpr if isinstance(j, ClosedJaxpr) else j
-                inner.append(f"{pad}    {pp_jaxpr(jx, names, indent + 4, inline_ok=True)}")
+                inner.append(f"{pad}    {pp_jaxpr(jx, names, indent + 4, inline_ok=True, top=False)}")
             inner.append(f"{pad}  )")
         else:
             inner.append(f"{pad}  {k}={_pp_param(v)}")
@@ -234,7 +292,7 @@ def _pp_eqn_one_line(eqn, names, pad, outs, args, params):
     parts = []
     for k, v in params.items():
         if _is_jaxpr(v):
-            text = pp_jaxpr(v.jaxpr if isinstance(v, ClosedJaxpr) else v, names, 0, inline_ok=True)
+            text = pp_jaxpr(v.jaxpr if isinstance(v, ClosedJaxpr) else v, names, 0, inline_ok=True, top=False)
             if "\n" in text:
                 break
             parts.append(f"{k}={text}")
@@ -246,6 +304,11 @@ def _pp_eqn_one_line(eqn, names, pad, outs, args, params):
             return f"{head} {args}"
     names.names, names.fresh = saved
     return None
+
+
+def _shared_name(v, names):
+    jx = v.jaxpr if isinstance(v, ClosedJaxpr) else v
+    return _SharedName(names.shared[jx]) if _is_jaxpr(v) and jx in names.shared else v
 
 
 def _is_jaxpr_tuple(v):
