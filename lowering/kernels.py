@@ -150,3 +150,10 @@ def xla_f32(name, *args):
     x, y = np.broadcast_arrays(*args)
     flat = [np.ascontiguousarray(a).reshape(-1) for a in (x, y)]
     return _binary_f32_flat(flat[0], flat[1], XLA_F32_BINARY[name]).reshape(x.shape)
+
+
+@_njit
+def transposed(x, perm):
+    """``x`` permuted by ``perm``, contiguous. Typing ``transpose`` costs Numba several seconds
+    per program; called from here it is compiled once and cached on disk."""
+    return np.ascontiguousarray(x.transpose(perm))

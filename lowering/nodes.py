@@ -9,6 +9,15 @@ import numpy as np
 from . import scalar
 
 
+def transposed_src(src, perm):
+    """Source of contiguous ``src`` permuted by ``perm``: ``.T`` for a matrix (cheap to
+    compile), else the cached ``kn.transposed`` kernel."""
+    perm = tuple(int(d) for d in perm)
+    if perm == (1, 0):
+        return f"np.ascontiguousarray({src}.T)"
+    return f"kn.transposed({src}, {perm})"
+
+
 def _arr(gen, v):
     """An array view of ``v`` (rank-0 values live as scalars in generated code)."""
     if v.aval.shape == ():
@@ -36,13 +45,13 @@ def _reshape(gen, eqn):
     x, out = eqn.invars[0], eqn.outvars[0]
     src = _arr(gen, x)
     if eqn.params.get("dimensions") is not None:
-        src = f"np.ascontiguousarray({src}.transpose({tuple(eqn.params['dimensions'])}))"
+        src = transposed_src(src, eqn.params['dimensions'])
     return [assign_reshaped(gen, out, src)]
 
 
 def _transpose(gen, eqn):
     perm = tuple(eqn.params["permutation"])
-    return [f"{gen.name(eqn.outvars[0])} = np.ascontiguousarray({gen.name(eqn.invars[0])}.transpose({perm}))"]
+    return [f"{gen.name(eqn.outvars[0])} = {transposed_src(gen.name(eqn.invars[0]), perm)}"]
 
 
 def _slice(gen, eqn):
@@ -140,14 +149,14 @@ def _cumulative(kind):
         axis, reverse = eqn.params["axis"], eqn.params["reverse"]
         perm = tuple(d for d in range(nd) if d != axis) + (axis,)
         inv = tuple(int(i) for i in np.argsort(perm))
-        moved = f"np.ascontiguousarray({gen.name(x)}.transpose({perm}))" if axis != nd - 1 else gen.name(x)
+        moved = transposed_src(gen.name(x), perm) if axis != nd - 1 else gen.name(x)
         res = gen.tmp("cum")
         lines = [f"{res} = kn.cumulative_last({moved}.reshape(-1, {gen.dim(x.aval.shape[axis])}), "
                  f"{kind}, {reverse})"]
         moved_shape = tuple(x.aval.shape[d] for d in perm)
         lines.append(f"{res} = {res}.reshape({gen.shape_src(moved_shape)})")
         if axis != nd - 1:
-            lines.append(f"{res} = np.ascontiguousarray({res}.transpose({inv}))")
+            lines.append(f"{res} = {transposed_src(res, inv)}")
         lines.append(f"{gen.name(out)} = {res}")
         return lines
     return rule

@@ -9,7 +9,7 @@ import numba
 import numpy as np
 
 from . import kernels as _kernels_module
-from .nodes import NODE_RULES
+from .nodes import NODE_RULES, transposed_src
 
 _njit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
@@ -136,7 +136,7 @@ def _to_rows(gen, v, axis, lines):
     src = gen.name(v)
     if axis != nd - 1:
         perm = tuple(d for d in range(nd) if d != axis) + (axis,)
-        src = f"{src}.transpose({perm})"
+        src = transposed_src(src, perm)
     rows = _prod_src(gen, [s for d, s in enumerate(shape) if d != axis])
     t = gen.tmp("rows")
     lines.append(f"{t} = np.ascontiguousarray({src}).reshape(({rows}, {gen.dim(shape[axis])}))")
@@ -151,7 +151,7 @@ def _from_rows(gen, res, out, axis, lines):
     if axis != nd - 1:
         perm = tuple(d for d in range(nd) if d != axis) + (axis,)
         inv = tuple(int(i) for i in np.argsort(perm))
-        src = f"np.ascontiguousarray({src}.transpose({inv}))"
+        src = transposed_src(src, inv)
     lines.append(f"{gen.name(out)} = {src}")
 
 
