@@ -65,9 +65,7 @@ def promote_args_inexact(fn_name, *args):
 
 def canonicalize_axis(axis, ndim, name="axis"):
     if not -ndim <= axis < max(ndim, 1):
-        # numpy's AxisError is both a ValueError and an IndexError: JAX raises the latter
-        # from some reductions, the former from most functions.
-        raise np.exceptions.AxisError(axis, ndim)
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % max(ndim, 1) if ndim else 0
 
 
