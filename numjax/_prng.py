@@ -314,3 +314,8 @@ def seed_array(ctor_name, seed):
 
 def random_seed(ctor_name, seed):
     return threefry_seed(seed_array(ctor_name, seed))
+
+
+# Typed key arrays are jax.Array instances in JAX (optax tests isinstance(key, jax.Array)).
+from .array import ArrayType as _ArrayType  # noqa: E402
+_ArrayType.register(PRNGKeyArray)

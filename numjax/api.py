@@ -466,3 +466,18 @@ def _abstractify(x):
 def eval_shape(fun, *args, **kwargs):
     closed, shapes = make_jaxpr(fun, return_shape=True)(*args, **kwargs)
     return shapes
+
+
+# ---------------------------------------------------------------- jax.Device, device_get, typeof
+
+Device = CpuDevice  # numjax's only kind of device; ``isinstance(d, jax.Device)`` holds
+
+
+def device_get(x):
+    """Copy every array leaf of ``x`` to a NumPy array (non-array leaves pass through)."""
+    return tree_util.tree_map(lambda v: np.asarray(v) if isinstance(v, Array) else v, x)
+
+
+def typeof(x):
+    """The abstract value (shape, dtype, weak type) of ``x``."""
+    return core.get_aval(x)

@@ -1,4 +1,6 @@
 """``numjax.Array``: an immutable CPU array wrapping a numpy buffer, plus its weak-type bit."""
+import abc
+
 import numpy as np
 
 from . import core, dtypes
@@ -145,3 +147,18 @@ def to_numpy(x):
 def c_contiguous(x):
     """A C-contiguous ndarray of ``x`` that keeps rank 0 (np.ascontiguousarray makes it 1-d)."""
     return np.asarray(x, order="C")
+
+
+class ArrayType(abc.ABC):
+    """``numjax.Array`` / ``jnp.ndarray`` as libraries test for it, like ``jax.Array``.
+
+    An abstract base: concrete Arrays *and* tracers are instances, so
+    ``isinstance(x, jax.Array)`` holds inside jit/grad/vmap as in JAX.  numjax's own
+    code keeps testing the concrete ``Array`` class to tell values from tracers.
+    """
+
+
+ArrayType.__name__ = ArrayType.__qualname__ = "Array"
+ArrayType.__module__ = "numjax"
+ArrayType.register(Array)
+ArrayType.register(core.Tracer)

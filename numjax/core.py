@@ -44,6 +44,12 @@ class ShapedArray:
                            self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type)
 
+    @property
+    def sharding(self):
+        # As jax.typeof(x).sharding outside a mesh: replicated over an empty mesh.
+        from .sharding import replicated_sharding
+        return replicated_sharding(len(self.shape))
+
     def str_short(self, short_dtypes=False):
         dt = dtypes.short_name(self.dtype) if short_dtypes else self.dtype.name
         return f"{dt}[{','.join(map(str, self.shape))}]"

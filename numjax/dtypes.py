@@ -164,7 +164,25 @@ def promote_types(a, b):
     return promote((np.dtype(a), False), (np.dtype(b), False))[0]
 
 
+class extended(np.generic):
+    """Abstract base of JAX's non-numeric ("extended") dtypes, such as typed PRNG keys."""
+
+
+class prng_key(extended):
+    """Abstract dtype of typed PRNG key arrays (``jax.random.key``)."""
+
+
+def _is_key_dtype(d):
+    from ._prng import KeyDtype
+    return isinstance(d, KeyDtype)
+
+
 def issubdtype(a, b):
+    # Key dtypes (key<fry>) sit outside NumPy's hierarchy, under extended/prng_key.
+    if _is_key_dtype(a):
+        return _is_key_dtype(b) or (isinstance(b, type) and issubclass(prng_key, b))
+    if _is_key_dtype(b):
+        return False
     return np.issubdtype(a, b)
 
 

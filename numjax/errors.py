@@ -57,3 +57,7 @@ class NonConcreteBooleanIndexError(JAXIndexError):
 
 class UnexpectedTracerError(Exception):
     pass
+
+
+class JaxRuntimeError(RuntimeError):
+    """A failure found while running a computation (e.g. a failed checkify check)."""

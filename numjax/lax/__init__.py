@@ -12,13 +12,15 @@ from .indexing import (dynamic_index_in_dim, dynamic_slice, dynamic_update_slice
                        scatter_add, scatter_sub, scatter_mul, scatter_min, scatter_max,
                        scatter_apply, ScatterDimensionNumbers)
 from .linalg import dot, dot_general  # noqa: F401
+from ._precision import Precision  # noqa: F401
 from .elementwise import stop_gradient  # noqa: F401
 from .control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,A004
 from .sorting import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .random_bits import *  # noqa: F401,F403
 from .fft import *  # noqa: F401,F403
-from .parallel import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum  # noqa: F401
+from .parallel import (all_gather, all_to_all, axis_index, pmax, pmean, pmin,  # noqa: F401
+                       ppermute, psum, pswapaxes)
 
 
 def _check_eager_applications():

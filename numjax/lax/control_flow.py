@@ -241,7 +241,16 @@ def _eager_python():
     return config.jax_disable_jit and core._no_trace_active()
 
 
-def cond(pred, true_fun, false_fun, *operands):
+_NO_OPERAND = object()
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
+    if operand is not _NO_OPERAND:
+        # JAX's older single-operand spelling, still accepted: cond(p, f, g, operand=x).
+        if operands:
+            raise TypeError("if 'operand' keyword is passed then no positional operands can be "
+                            f"passed, got operand={operand} and positional operands {operands}")
+        operands = (operand,)
     if pred is None:
         raise TypeError("cond predicate is None")
     if isinstance(pred, (list, tuple)):

@@ -298,3 +298,36 @@ def _pmax_jvp(prim):
 
 ad.jvp_rules[pmax_p] = _pmax_jvp(pmax_p)
 ad.jvp_rules[pmin_p] = _pmax_jvp(pmin_p)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """Member j of ``axis_name`` receives chunk j of every member's ``x`` (split along
+    ``split_axis``), stacked (or, ``tiled``, concatenated) along ``concat_axis`` in member order.
+
+    Written with all_gather + axis_index, so it works wherever those do (vmap and pmap);
+    its jaxpr therefore shows those primitives, not JAX's single all_to_all."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("numjax lax.all_to_all does not support axis_index_groups")
+    from .. import numpy as jnp
+    from .indexing import dynamic_index_in_dim
+    x = jnp.asarray(x)
+    n, shape = axis_size(axis_name), x.shape
+    split_axis, concat_axis = split_axis % x.ndim, concat_axis % x.ndim
+    size = shape[split_axis]
+    if (size % n) if tiled else (size != n):
+        need = "be divisible by" if tiled else "equal"
+        raise ValueError(f"all_to_all requires x.shape[split_axis] to {need} the size of the "
+                         f"mapped axis {axis_name}, but they are {size} and {n} respectively.")
+    chunks = jnp.reshape(x, shape[:split_axis] + (n, size // n) + shape[split_axis + 1:])
+    mine = dynamic_index_in_dim(all_gather(chunks, axis_name), axis_index(axis_name),
+                                axis=split_axis + 1, keepdims=False)   # (sender, ...chunk)
+    if not tiled:
+        return jnp.moveaxis(jnp.squeeze(mine, split_axis + 1), 0, concat_axis)
+    out = jnp.moveaxis(mine, 0, concat_axis)
+    return jnp.reshape(out, out.shape[:concat_axis] + (n * out.shape[concat_axis + 1],) +
+                       out.shape[concat_axis + 2:])
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Swap the mapped axis ``axis_name`` with positional ``axis`` (all_to_all on one axis)."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)

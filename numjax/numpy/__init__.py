@@ -5,13 +5,13 @@ import operator
 import numpy as _np
 
 from .. import core, dtypes as _dtypes, lax
-from ..array import Array
+from ..array import Array, ArrayType
 from ..core import get_aval
 from ..lax.elementwise import _UNARY_PRIMS
 from ._util import (asarray_leaf, canonicalize_axis, promote_args, promote_args_inexact,
                     promote_dtypes, promote_shapes, reduction_axes)
 
-ndarray = Array
+ndarray = ArrayType  # like jax.Array: tracers are instances too
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 
@@ -49,7 +49,7 @@ dtype, finfo, iinfo = _np.dtype, _np.finfo, _np.iinfo
 integer, floating, inexact, number, signedinteger, unsignedinteger, complexfloating = (
     _np.integer, _np.floating, _np.inexact, _np.number, _np.signedinteger, _np.unsignedinteger,
     _np.complexfloating)
-issubdtype = _np.issubdtype
+issubdtype = _dtypes.issubdtype  # also knows the PRNG key dtype
 result_type = _dtypes.result_type
 promote_types = _dtypes.promote_types
 
@@ -158,9 +158,18 @@ def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
 
+def _like_aval(a):
+    # Besides arrays, JAX's *_like accept shape/dtype descriptions such as ShapeDtypeStruct.
+    if not isinstance(a, (core.Tracer, Array, _np.ndarray, _np.generic)) and \
+            hasattr(a, "shape") and hasattr(a, "dtype"):
+        return core.ShapedArray(a.shape, _dtypes.canonicalize_dtype(a.dtype),
+                                getattr(a, "weak_type", False))
+    return get_aval(asarray_leaf(a))
+
+
 def full_like(a, fill_value, dtype=None, shape=None):
     # As JAX's lax.full_like: the result is weak when no dtype is given and `a` is weak.
-    aval = get_aval(asarray_leaf(a))
+    aval = _like_aval(a)
     return _full(aval.shape if shape is None else shape, fill_value, dtype or aval.dtype,
                  dtype is None and aval.weak_type)
 
@@ -769,8 +778,12 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     return out
 
 
-def vdot(a, b):
-    return dot(ravel(a), ravel(b))
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+    # As numpy.vdot: the first argument is conjugated.
+    a = asarray_leaf(a)
+    if _np.issubdtype(get_aval(a).dtype, _np.complexfloating):
+        a = conjugate(a)
+    return dot(ravel(a), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
 
 
 def inner(a, b):

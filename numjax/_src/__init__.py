@@ -1,0 +1,1 @@
+"""Private-module names that JAX libraries import directly (``jax._src.compiler``)."""

@@ -1,0 +1,2 @@
+"""numjax.experimental: the parts of ``jax.experimental`` numjax provides."""
+from . import checkify  # noqa: F401
