@@ -37,10 +37,18 @@ class Lowered:
         return kernels + "# ---- program\n" + self.source
 
 
+def _is_empty_reduction(eqn):
+    # A reduction over no axes (jnp.sum of a scalar) is the identity; lowered as a
+    # reduction it would hand a 0-d array where the code expects a scalar.
+    return (eqn.primitive.name.startswith("reduce_") and eqn.params.get("axes") == ()
+            and eqn.outvars[0].aval.dtype == eqn.invars[0].aval.dtype)
+
+
 def inline_jits(jaxpr):
-    """Nested jit equations are spliced into their parent so fusion sees through them."""
+    """Nested jit equations are spliced into their parent so fusion sees through them;
+    reductions over no axes become renames."""
     from numjax.jaxpr import Jaxpr, JaxprEqn, Var
-    if not any(e.primitive.name == "jit" for e in jaxpr.eqns):
+    if not any(e.primitive.name == "jit" or _is_empty_reduction(e) for e in jaxpr.eqns):
         return jaxpr
     eqns, rename = [], {}
 
@@ -48,6 +56,9 @@ def inline_jits(jaxpr):
         return rename.get(v, v) if type(v) is not Literal else v
 
     for eqn in jaxpr.eqns:
+        if _is_empty_reduction(eqn):
+            rename[eqn.outvars[0]] = sub(eqn.invars[0])
+            continue
         if eqn.primitive.name != "jit":
             eqns.append(JaxprEqn(eqn.primitive, [sub(v) for v in eqn.invars], eqn.outvars, eqn.params))
             continue

@@ -240,3 +240,16 @@ def test_equal_regions_share_one_kernel_across_programs():
                  .as_text().split("# ---- kernel ")[1:]}
     assert kernels_f & kernels_g, (kernels_f, kernels_g)
     np.testing.assert_allclose(np.asarray(g(x, b, w)), np.full((4, 2), 6.0))
+
+
+def test_reductions_over_no_axes_compile():
+    # jnp.sum of a 0-d value is reduce_sum[axes=()]; it once reached Numba as a 0-d array
+    # where a scalar was expected (optax.zero_nans under jit).
+    import warnings
+    x = jnp.float32(2.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(jax.jit(lambda p: jnp.sum(p) + jnp.max(p))(x)) == 5.0
+        assert bool(jax.jit(lambda p: jnp.any(jnp.isnan(p)))(x)) is False
+        out = jax.jit(lambda p: jax.lax.cond(p > 0, lambda q: jnp.sum(q), lambda q: -q, p))(x)
+    assert float(out) == 2.5
