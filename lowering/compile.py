@@ -611,6 +611,7 @@ def _check_dtypes(jaxpr):
 
 # Imported only by programs that use them: rocket_fft registers np.fft for Numba (~0.15 s).
 _OPTIONAL_IMPORTS = (("lk.", "from numjax.lowering import linalg_kernels as lk\n"),
+                     ("sk.", "from numjax.lowering import sort_kernels as sk\n"),
                      ("np.fft.", "import rocket_fft  # noqa: F401\n"))
 
 

@@ -6,7 +6,6 @@ reuses one compiled copy per type signature.
 import numba
 import numpy as np
 
-from .vmath import erf_inv_f32
 
 _njit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
@@ -63,15 +62,6 @@ def cumulative_last(x, kind, reverse):
                 else:
                     v = prev if (prev < v or prev != prev) else v
             out[r, j] = v
-    return out
-
-
-@_njit
-def erf_inv_f32_flat(x):
-    """Eager float32 erf_inv with the compiled path's formula, so eager and jit agree bitwise."""
-    out = np.empty_like(x)
-    for i in range(x.size):
-        out[i] = erf_inv_f32(x[i])
     return out
 
 

@@ -26,10 +26,7 @@ from numjax.errors import TracerBoolConversionError
 from numjax.lax.elementwise import add_any_p
 from numjax.test_util import check_grads
 
-try:  # the shared op table (tests/op_table.py), when present
-    from op_table import iter_cases as _iter_cases
-except ImportError:  # pragma: no cover - the table is another engineer's file
-    _iter_cases = None
+from op_table import iter_cases as _iter_cases
 
 
 def _f32(x):
@@ -48,8 +45,6 @@ _NOT_SMOOTH = ("round", "rint", "around", "floor_divide", "float16")
 
 
 def _table_cases():
-    if _iter_cases is None:
-        return []
     out = []
     for case in _iter_cases():
         if case.record.nargs == 0 or "float32" not in case.dtypes:
@@ -80,8 +75,6 @@ def _float_args_only(fn, args, dtypes):
 
 
 def test_op_table_is_used():
-    if _iter_cases is None:
-        pytest.skip("tests/op_table.py not available")
     assert len(_TABLE_CASES) > 300
 
 

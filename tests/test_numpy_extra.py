@@ -198,8 +198,6 @@ def test_jit(rec):
 
 def test_where_one_argument_needs_size_under_jit():
     x = jnp.array([0, 3, 0, 5])
-    if not hasattr(jnp, "nonzero"):
-        pytest.skip("jnp.nonzero is provided by the sorting module, not present in this checkout")
     (idx,) = jnp.where(x)
     np.testing.assert_array_equal(np.asarray(idx), [1, 3])
     (padded,) = jax.jit(lambda v: jnp.where(v, size=3, fill_value=-1))(x)
