@@ -17,6 +17,8 @@ import numjax
 from numjax import random
 from numjax.lowering import vmath as vm
 
+vm.ensure_jitted()   # _numba_normal calls its Numba dispatchers
+
 
 @numba.njit(parallel=True, error_model="numpy", cache=True)
 def _numba_normal(k0, k1, n):

@@ -4,8 +4,8 @@ hand-written Numba and (when importable) real JAX.
     python benchmarks/run.py            # prints a markdown table
     python benchmarks/run.py --quick    # fewer repeats
 
-Timings of the first call in a fresh process (cold and warm disk cache) run
-subprocesses, so they measure what a user's script pays at start-up.
+The first-call rows (fresh processes, cold and warm disk cache, against JAX's
+first call) come from first_call.py, which has the details and more rows.
 """
 import argparse
 import os
@@ -13,7 +13,6 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 
@@ -29,6 +28,9 @@ import numba
 
 import numjax
 import numjax.numpy as jnp
+
+import first_call
+from first_call import mlp_data, mlp_loss, selu
 
 REPEAT = 7
 
@@ -51,10 +53,6 @@ def median_time(fn, number=None):
 
 
 # ---------------------------------------------------------------- programs
-
-def selu(np_, x, alpha=1.67, lambda_=1.05):
-    return lambda_ * np_.where(x > 0, x, alpha * np_.exp(x) - alpha)
-
 
 def chain(np_, x):
     return np_.cos(np_.log1p(np_.tanh(np_.exp(np_.sin(x) * 0.5 + 0.25)))) * 2.0 - 1.0
@@ -166,32 +164,7 @@ def overhead_rows():
     return rows
 
 
-_FRESH = textwrap.dedent("""
-    import time
-    t0 = time.perf_counter()
-    import numjax, numjax.numpy as jnp
-    t1 = time.perf_counter()
-    def selu(x, alpha=1.67, lambda_=1.05):
-        return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
-    x = jnp.ones(1000, jnp.float32)
-    numjax.jit(selu)(x).block_until_ready()
-    t2 = time.perf_counter()
-    print(t1 - t0, t2 - t1)
-""")
-
-
 # ---------------------------------------------------------------- autodiff, vmap, scan, pmap
-
-def mlp_loss(np_, params, x, y):
-    h = x
-    for W, b in params[:-1]:
-        h = np_.maximum(h @ W + b, 0.0)
-    W, b = params[-1]
-    logits = h @ W + b
-    m = np_.max(logits, axis=1, keepdims=True)
-    lse = np_.log(np_.sum(np_.exp(logits - m), axis=1, keepdims=True)) + m
-    return -np_.mean(np_.sum((logits - lse) * y, axis=1))
-
 
 def mlp_grad_numpy(params, x, y):
     """Hand-written forward and backward pass of mlp_loss."""
@@ -216,15 +189,8 @@ def mlp_grad_numpy(params, x, y):
     return grads[::-1]
 
 
-def mlp_params(rng, sizes):
-    return [(rng.standard_normal((m, n)).astype(np.float32) * np.float32(np.sqrt(2 / m)),
-             np.zeros(n, np.float32)) for m, n in zip(sizes[:-1], sizes[1:])]
-
-
 def mlp_rows(rng):
-    params = mlp_params(rng, [784, 512, 512, 10])
-    x = rng.standard_normal((128, 784)).astype(np.float32)
-    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]
+    params, x, y = mlp_data(rng)
     nj_params = numjax.tree_util.tree_map(jnp.asarray, params)
     step = numjax.jit(numjax.grad(lambda p, a, b: mlp_loss(jnp, p, a, b)))
     row = {"name": "MLP 784-512-512-10 b128 jit(grad(loss))",
@@ -314,56 +280,18 @@ def pmap_rows():
              "numjax": times[2], "numpy": times[1], "numba": None, "jax": None}]
 
 
-def fresh_process_rows():
-    env = dict(os.environ)
-    with tempfile.TemporaryDirectory() as cache:
-        env["NUMJAX_CACHE_DIR"] = cache
-        cold = _run_fresh(env)
-        warm = statistics.median(_run_fresh(env)[1] for _ in range(3))
-    return [{"name": "first jit(selu) call, fresh process, cold cache (after import)", "numjax": cold[1],
-             "numpy": None, "numba": None, "jax": None},
-            {"name": "first jit(selu) call, fresh process, warm cache (after import)", "numjax": warm,
-             "numpy": None, "numba": None, "jax": None},
-            {"name": "import numjax", "numjax": cold[0], "numpy": None, "numba": None, "jax": None}]
-
-
-_FRESH_MLP = textwrap.dedent("""
-    import time, sys
-    sys.path.insert(0, %r)
-    t0 = time.perf_counter()
-    import numpy as np, numjax, numjax.numpy as jnp
-    from run import mlp_loss, mlp_params
-    t1 = time.perf_counter()
-    rng = np.random.default_rng(0)
-    params = numjax.tree_util.tree_map(jnp.asarray, mlp_params(rng, [784, 512, 512, 10]))
-    x = jnp.asarray(rng.standard_normal((128, 784)).astype(np.float32))
-    y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)])
-    numjax.block_until_ready(numjax.jit(numjax.grad(lambda p, a, b: mlp_loss(jnp, p, a, b)))(params, x, y))
-    print(t1 - t0, time.perf_counter() - t1)
-""")
-
-
-def fresh_mlp_rows():
-    env = dict(os.environ)
-    script = _FRESH_MLP % os.path.dirname(os.path.abspath(__file__))
-    with tempfile.TemporaryDirectory() as cache:
-        env["NUMJAX_CACHE_DIR"] = cache
-        cold = _run_script(script, env)[1]
-        warm = _run_script(script, env)[1]
-    return [{"name": "first jit(grad(MLP)) call, fresh process, cold cache (after import)", "numjax": cold,
-             "numpy": None, "numba": None, "jax": None},
-            {"name": "first jit(grad(MLP)) call, fresh process, warm cache (after import)", "numjax": warm,
-             "numpy": None, "numba": None, "jax": None}]
-
-
-def _run_script(script, env):
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
-    return [float(v) for v in out.stdout.split()[-2:]]
-
-
-def _run_fresh(env):
-    out = subprocess.run([sys.executable, "-c", _FRESH], env=env, capture_output=True, text=True, check=True)
-    return [float(v) for v in out.stdout.split()]
+def fresh_process_rows(samples):
+    """First calls in fresh processes (medians of ``samples`` processes each); see first_call.py."""
+    med = first_call.medians(first_call.measure(samples=samples, with_jax=real_jax is not None))
+    rows = []
+    for timer, label in (("selu", "first jit(selu) 1M f32 call"), ("square_sum", "then first jit(sum(x*x))"),
+                         ("mlp_grad", "first jit(grad(MLP)) call")):
+        for mode, cache in (("numjax_cold", "cold"), ("numjax_warm", "warm")):
+            rows.append({"name": f"{label}, fresh process, {cache} cache (after import; JAX: its first call)",
+                         "numjax": med[(timer, mode)], "numpy": None, "numba": None, "jax": med.get((timer, "jax"))})
+    rows.append({"name": "import numjax (JAX: import jax)", "numjax": med[("import", "numjax_cold")],
+                 "numpy": None, "numba": None, "jax": med.get(("import", "jax"))})
+    return rows
 
 
 def new_shape_row():
@@ -415,7 +343,7 @@ def main():
         REPEAT = 3
     rng = np.random.default_rng(0)
     rows = (elementwise_rows(rng) + overhead_rows() + [new_shape_row()] + mlp_rows(rng)
-            + vmap_scan_rows(rng) + pmap_rows() + fresh_process_rows() + fresh_mlp_rows())
+            + vmap_scan_rows(rng) + pmap_rows() + fresh_process_rows(1 if args.quick else 3))
     print(report(rows))
 
 

@@ -12,11 +12,14 @@ import hashlib
 import itertools
 import re
 import warnings
+from typing import Callable, NamedTuple
 
 import numpy as np
 
 from numjax.array import Array, c_contiguous as _c_contiguous
+from numjax.errors import NoLoweringError
 from numjax.jaxpr import Literal, eval_jaxpr
+from numjax.lax import shape as lax_shape
 
 from . import fusion, scalar
 from .nodes import NODE_RULES
@@ -170,14 +173,14 @@ class Codegen:
 
     def _scalar(self, eqn):
         args = [self.name(v) for v in eqn.invars]
-        expr = scalar.expression(eqn.primitive.name, args, [v.aval.dtype for v in eqn.invars],
+        expr = scalar.expression(eqn.primitive, args, [v.aval.dtype for v in eqn.invars],
                                  eqn.outvars[0].aval.dtype, eqn.params)
         self.emit(f"{self.name(eqn.outvars[0])} = {expr}")
 
     def _node(self, eqn):
-        rule = NODE_RULES.get(eqn.primitive.name)
+        rule = NODE_RULES.get(eqn.primitive)
         if rule is None:
-            raise NotImplementedError(f"no CPU lowering for primitive {eqn.primitive.name}")
+            raise NoLoweringError(eqn.primitive.name, "no lowering rule")
         for line in rule(self, eqn):
             self.emit(line)
 
@@ -188,11 +191,12 @@ class KernelGen:
 
     def __init__(self, region, parallel):
         self.region, self.parallel = region, parallel
-        self.outputs = list(region.materialize) + [
-            v for e in region.eqns if e.primitive.name in fusion.REDUCTIONS for v in e.outvars]
+        # The parameters and results are the region's signature, fixed by the planner.
+        self.outputs, self.inputs = region.outputs, region.inputs
+        self.dims = [d.size for d in region.dims]
         self.out_names = {v: f"o{k}" for k, v in enumerate(self.outputs)}
-        self.inputs, self.in_names = [], {}
-        self.dims, self.dim_names = [], {}
+        self.in_names = {v: f"x{k}" for k, v in enumerate(self.inputs)}
+        self.dim_names = {size: f"d{k}" for k, size in enumerate(self.dims)}
         self.counter = itertools.count()
         self.lines = []
 
@@ -201,18 +205,12 @@ class KernelGen:
             return scalar.literal(v.val, v.aval.dtype)
         if v in self.out_names:
             return self.out_names[v]
-        if v not in self.in_names:
-            self.in_names[v] = f"x{len(self.inputs)}"
-            self.inputs.append(v)
         return self.in_names[v]
 
     def tmp(self, prefix="t"):
         return f"{prefix}{next(self.counter)}"
 
     def dim(self, size):
-        if size not in self.dim_names:
-            self.dim_names[size] = f"d{len(self.dims)}"
-            self.dims.append(size)
         return self.dim_names[size]
 
     def shape_src(self, shape):
@@ -252,10 +250,9 @@ class RegionCodegen:
         if self.rank != 1:
             return False
         for eqn in self.region.eqns:
-            name = eqn.primitive.name
-            if name in ("iota", "broadcast_in_dim"):
+            if eqn.primitive.is_load:
                 return False
-            if name in fusion.REDUCTIONS and len(eqn.params["axes"]) != self.rank:
+            if eqn.primitive.reduction is not None and len(eqn.params["axes"]) != self.rank:
                 return False
             for v in eqn.invars:
                 if type(v) is not Literal and v.aval.shape not in ((), self.shape):
@@ -307,7 +304,7 @@ class RegionCodegen:
             return
         seen = set()
         for eqn in self.region.eqns:
-            for v in list(eqn.invars) + ([] if eqn.primitive.name in fusion.REDUCTIONS else []):
+            for v in eqn.invars:
                 if type(v) is Literal or v.aval.shape == () or v in self.region.defined or v in seen:
                     continue
                 seen.add(v)
@@ -316,17 +313,17 @@ class RegionCodegen:
             pre.append(f"{self.gen.name(v)}_f = {self.gen.name(v)}")
 
     def _eqn(self, eqn, body, inits, finals):
-        name = eqn.primitive.name
+        prim = eqn.primitive
         out = eqn.outvars[0]
-        if name == "_load":
+        if prim is fusion.identity_load_p:
             self.read(eqn.invars[0], body)
             return
-        if name == "iota":
+        if prim is lax_shape.iota_p:
             t = self.gen.tmp()
             body.append(f"{t} = {scalar.np_type(out.aval.dtype)}(i{eqn.params['dimension']})")
             self.local[out] = t
             return
-        if name == "broadcast_in_dim":
+        if prim is lax_shape.broadcast_in_dim_p:
             x = eqn.invars[0]
             if type(x) is Literal or x.aval.shape == ():
                 self.local[out] = self.read(x, body)
@@ -335,17 +332,17 @@ class RegionCodegen:
             body.append(f"{t} = {self.gen.name(x)}[{self.idx(x.aval.shape, eqn.params['broadcast_dimensions'])}]")
             self.local[out] = t
             return
-        if name in fusion.REDUCTIONS:
+        if prim.reduction is not None:
             self._reduction(eqn, body, inits, finals)
             return
         args = [self.read(v, body) for v in eqn.invars]
         t = self.gen.tmp()
-        body.append(f"{t} = " + scalar.expression(name, args, [v.aval.dtype for v in eqn.invars],
+        body.append(f"{t} = " + scalar.expression(prim, args, [v.aval.dtype for v in eqn.invars],
                                                   out.aval.dtype, eqn.params))
         self.local[out] = t
 
     def _reduction(self, eqn, body, inits, finals):
-        name = eqn.primitive.name
+        monoid = eqn.primitive.reduction
         src, out = eqn.invars[0], eqn.outvars[0]
         axes = eqn.params["axes"]
         val = self.read(src, body)
@@ -359,14 +356,13 @@ class RegionCodegen:
         trailing = tuple(axes) == tuple(range(self.rank - len(axes), self.rank))
         depth = self.rank - len(axes) if not self.flat else 0
         kept = [d for d in range(self.rank) if d not in axes]
-        if name in ("argmax", "argmin"):
+        if monoid in ("argmax", "argmin"):
             return self._arg_reduction(eqn, val, trailing, depth, kept, body, inits, finals)
-        init = _reduction_identity(name, dt)
-        combine = _COMBINE[name]
+        init_src = identity_source(monoid, dt)
+        combine = MONOIDS[monoid].combine
         res = self.gen.name(out)
         if trailing:
             acc = self.gen.tmp("acc")
-            init_src = scalar.literal(init, dt) if dt != np.bool_ else init
             inits.setdefault(depth, []).append(f"{acc} = {init_src}")
             self._acc_depth[acc] = depth
             body.append(f"{acc} = {combine(acc, val, dt)}")
@@ -379,21 +375,18 @@ class RegionCodegen:
                 self.gen.emit(f"{res} = np.empty({self.gen.shape_src(out.aval.shape)}, {scalar.np_type(dt)})")
             return
         self.unrollable = False
-        self.gen.emit(f"{res} = np.full({self.gen.shape_src(out.aval.shape)}, "
-                      f"{scalar.literal(init, dt) if dt != np.bool_ else init}, {scalar.np_type(dt)})")
+        self.gen.emit(f"{res} = np.full({self.gen.shape_src(out.aval.shape)}, {init_src}, {scalar.np_type(dt)})")
         k = ", ".join(f"i{d}" for d in kept)
         body.append(f"{res}[{k}] = {combine(f'{res}[{k}]', val, dt)}")
 
     def _arg_reduction(self, eqn, val, trailing, depth, kept, body, inits, finals):
         out = eqn.outvars[0]
         axis = eqn.params["axes"][0]
-        better = ">" if eqn.primitive.name == "argmax" else "<"
+        monoid = eqn.primitive.reduction
+        better = ">" if monoid == "argmax" else "<"
         best, bi = self.gen.tmp("best"), self.gen.tmp("bi")
         dt = eqn.invars[0].aval.dtype
-        start = -np.inf if better == ">" else np.inf
-        init = scalar.literal(start, dt) if dt.kind == "f" else scalar.literal(
-            np.iinfo(dt).min if better == ">" else np.iinfo(dt).max, dt) if dt.kind in "iu" else \
-            ("False" if better == ">" else "True")
+        init = identity_source(monoid, dt)
         pos = "i" if self.flat else f"i{axis}"
         res = self.gen.name(out)
         idx_t = scalar.np_type(out.aval.dtype)
@@ -458,7 +451,7 @@ class RegionCodegen:
     def _outer_loop_parallel(self):
         # prange is safe when no reduction accumulates across iterations of the outer loop.
         for eqn in self.region.eqns:
-            if eqn.primitive.name in fusion.REDUCTIONS and (self.flat or 0 in eqn.params["axes"]):
+            if eqn.primitive.reduction is not None and (self.flat or 0 in eqn.params["axes"]):
                 return False
         return self.gen.parallel
 
@@ -535,27 +528,46 @@ def _suffix_locals(line, u, accs):
 RegionCodegen._emit_unrolled_innermost = _emit_unrolled
 
 
-def _reduction_identity(name, dt):
-    if name in ("reduce_sum", "reduce_or"):
-        return 0 if name == "reduce_sum" else "False"
-    if name in ("reduce_prod", "reduce_and"):
-        return 1 if name == "reduce_prod" else "True"
-    if dt.kind == "f":
-        return -np.inf if name == "reduce_max" else np.inf
-    if dt == np.bool_:
-        return "False" if name == "reduce_max" else "True"
-    info = np.iinfo(dt)
-    return info.min if name == "reduce_max" else info.max
+class Monoid(NamedTuple):
+    """How a reduction's accumulator starts and combines: ``identity(dtype)`` is its start value
+    (a number, or the source ``"True"``/``"False"``); ``combine(acc, value, dtype)`` the source
+    of one step (None for argmax/argmin, whose loops also track the position)."""
+    identity: Callable
+    combine: Callable
 
 
-_COMBINE = {
-    "reduce_sum": lambda a, v, dt: f"{scalar.np_type(dt)}({a} + {v})" if dt != np.bool_ else f"({a} or {v})",
-    "reduce_prod": lambda a, v, dt: f"{scalar.np_type(dt)}({a} * {v})" if dt != np.bool_ else f"({a} and {v})",
-    "reduce_max": lambda a, v, dt: f"sh.fmax({a}, {v})" if dt != np.bool_ else f"({a} or {v})",
-    "reduce_min": lambda a, v, dt: f"sh.fmin({a}, {v})" if dt != np.bool_ else f"({a} and {v})",
-    "reduce_and": lambda a, v, dt: f"({a} and {v})",
-    "reduce_or": lambda a, v, dt: f"({a} or {v})",
+def _extremum(lowest):
+    """The identity of max (``lowest``) or min: -inf/inf, the integer bounds, False/True."""
+    def identity(dt):
+        if dt.kind == "f":
+            return -np.inf if lowest else np.inf
+        if dt == np.bool_:
+            return "False" if lowest else "True"
+        info = np.iinfo(dt)
+        return info.min if lowest else info.max
+    return identity
+
+
+# One entry per monoid named by ``Primitive.reduction``.
+MONOIDS = {
+    "sum": Monoid(lambda dt: 0, lambda a, v, dt: f"{scalar.np_type(dt)}({a} + {v})" if dt != np.bool_
+                  else f"({a} or {v})"),
+    "prod": Monoid(lambda dt: 1, lambda a, v, dt: f"{scalar.np_type(dt)}({a} * {v})" if dt != np.bool_
+                   else f"({a} and {v})"),
+    "max": Monoid(_extremum(True), lambda a, v, dt: f"sh.fmax({a}, {v})" if dt != np.bool_ else f"({a} or {v})"),
+    "min": Monoid(_extremum(False), lambda a, v, dt: f"sh.fmin({a}, {v})" if dt != np.bool_ else f"({a} and {v})"),
+    "and": Monoid(lambda dt: "True", lambda a, v, dt: f"({a} and {v})"),
+    "or": Monoid(lambda dt: "False", lambda a, v, dt: f"({a} or {v})"),
+    "argmax": Monoid(_extremum(True), None),
+    "argmin": Monoid(_extremum(False), None),
 }
+
+
+def identity_source(monoid, dt):
+    """Source of the accumulator's start value for ``monoid`` over ``dt``."""
+    value = MONOIDS[monoid].identity(dt)
+    return str(value) if dt == np.bool_ else scalar.literal(value, dt)
+
 
 _HEADER = """\
 # Generated by numjax from a jaxpr; run with NUMBA_DISABLE_JIT=1 to step through it as Python.
@@ -567,6 +579,8 @@ from numjax.lowering import scalar_helpers as sh
 from numjax.lowering import special_helpers as sp
 from numjax.lowering import kernels as kn
 from numjax.lowering.compile import kernel_registry
+vm.ensure_jitted()
+sh.ensure_jitted()
 """
 
 
@@ -582,6 +596,8 @@ import numpy as np
 from numjax.lowering import vmath as vm
 from numjax.lowering import scalar_helpers as sh
 from numjax.lowering import special_helpers as sp
+vm.ensure_jitted()
+sh.ensure_jitted()
 
 """
 
@@ -589,24 +605,36 @@ from numjax.lowering import special_helpers as sp
 _UNSUPPORTED_KINDS = {"V": "void"}
 
 
-# Primitives whose lowering is known to compile for complex operands; a complex value
-# produced or read by anything else keeps the program on the eager path.
-_COMPLEX_PRIMS = frozenset(
-    "add sub mul div neg add_any real imag conj complex abs exp log sqrt sin cos integer_pow "
-    "convert_element_type select_n eq ne broadcast_in_dim reshape transpose slice concatenate pad "
-    "squeeze rev dynamic_slice dynamic_update_slice reduce_sum reduce_prod dot_general fft "
-    "cholesky svd eigh triangular_solve lu stop_gradient copy copy_p".split())
+def _complex_primitives():
+    """Primitives whose CPU lowering is known to compile for complex operands; a complex value
+    produced or read by anything else keeps the program on the eager path."""
+    from numjax.lax import elementwise as ew, indexing as ix, linalg as la, reductions as rd
+    from numjax.lax.fft import fft_p
+    from numjax.numpy import _elementwise as jnp_ew
+    return frozenset([
+        ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.neg_p, ew.add_any_p, ew.abs_p, ew.exp_p, ew.log_p,
+        ew.sqrt_p, ew.sin_p, ew.cos_p, ew.integer_pow_p, ew.convert_element_type_p, ew.select_n_p,
+        ew.eq_p, ew.ne_p, ew.stop_gradient_p, jnp_ew.real_p, jnp_ew.imag_p, jnp_ew.conj_p,
+        jnp_ew.complex_p, lax_shape.broadcast_in_dim_p, lax_shape.reshape_p, lax_shape.transpose_p,
+        lax_shape.concatenate_p, lax_shape.pad_p, lax_shape.squeeze_p, lax_shape.rev_p, ix.slice_p,
+        ix.dynamic_slice_p, ix.dynamic_update_slice_p, rd.reduce_sum_p, rd.reduce_prod_p,
+        la.dot_general_p, fft_p, la.cholesky_p, la.svd_p, la.eigh_p, la.triangular_solve_p, la.lu_p])
+
+
+_COMPLEX_PRIMS = _complex_primitives()
 
 
 def _check_dtypes(jaxpr):
-    for v in list(jaxpr.invars) + [o for e in jaxpr.eqns for o in e.outvars]:
-        dt = v.aval.dtype
-        if dt == np.float16 or dt.kind in _UNSUPPORTED_KINDS:
-            raise NotImplementedError(f"{dt.name} arithmetic has no Numba CPU lowering")
     for e in jaxpr.eqns:
-        if e.primitive.name not in _COMPLEX_PRIMS and any(
-                v.aval.dtype.kind == "c" for v in list(e.invars) + list(e.outvars)):
-            raise NotImplementedError(f"complex {e.primitive.name} has no Numba CPU lowering")
+        for v in list(e.invars) + list(e.outvars):
+            dt = v.aval.dtype
+            if dt == np.float16 or dt.kind in _UNSUPPORTED_KINDS:
+                raise NoLoweringError(e.primitive.name, f"{dt.name} arithmetic is not compiled", dt)
+            if dt.kind == "c" and e.primitive not in _COMPLEX_PRIMS:
+                raise NoLoweringError(e.primitive.name, "complex operands are not compiled", dt)
+    for v in jaxpr.invars:
+        if v.aval.dtype == np.float16:
+            raise NoLoweringError("(input)", "float16 arithmetic is not compiled", v.aval.dtype)
 
 
 # Imported only by programs that use them: rocket_fft registers np.fft for Numba (~0.15 s).
@@ -659,10 +687,20 @@ kernel_registry = {}
 
 
 def compile_jaxpr(closed, name="fn"):
+    """The LLVM backend's executable when it covers the program, else this module's Numba
+    lowering (control flow, gathers, sorting, linalg, FFT, random bits, complex)."""
+    from . import cpu_llvm
+    from .unsupported import Unsupported
+    try:
+        return cpu_llvm.compile_program(closed, name)
+    except Unsupported:
+        pass
     try:
         lowered = lower_jaxpr(closed, name)
     except NotImplementedError as err:
-        warnings.warn(f"numjax: {name} runs eagerly, op by op: {err}", stacklevel=3)
+        if not isinstance(err, NoLoweringError):
+            err = NoLoweringError("(unknown)", str(err))
+        warnings.warn(err.warning(name), stacklevel=3)
         return FallbackExecutable(closed)
     return Executable(lowered)
 

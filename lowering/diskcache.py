@@ -1,45 +1,80 @@
-"""Persistent, content-addressed store for generated Numba modules.
+"""Persistent cache of compiled code: verified before it is loaded, bounded in size.
 
-Numba cannot cache functions created with ``exec`` (numba/numba#3501): its
-cache locators need a real source file.  So every generated module is written
-to ``<root>/<env-key>/<hint>_<hash>.py`` and imported from there; Numba's
-``cache=True`` then keeps the object code in the ``__pycache__`` beside it
-and a later process that loads the same source skips compilation.
+Everything lives under one root (``cache_dir()``: ``NUMJAX_CACHE_DIR``, else the user's
+cache directory), in directories private to the user (mode 0700):
 
-Public API: ``cache_dir()``, ``load_module(source, name_hint)``, ``clear()``.
+* **byte entries** (``read_entry``/``write_entry``): opaque payloads such as object code,
+  ``<root>/entries/<kind>/<key>.bin``, each behind a header (magic, format, payload length,
+  sha256 of the payload) that is checked, with the file's owner and mode, on every read.
+* **generated Numba modules** (``load_module``): Numba cannot cache functions created with
+  ``exec`` (numba/numba#3501), its cache locators need a real source file.  So each
+  generated module is written to ``<root>/<env-key>/<hint>_<hash>.py`` and imported from
+  there; Numba's ``cache=True`` keeps its object code in the ``__pycache__`` beside it.
+* **Numba's cache of numjax's own modules** (``kernels``, ``vmath``, ...): a cache locator
+  registered with Numba (``numba_cache.route_numba_caches``) sends it to
+  ``<root>/<env-key>/numba/``, so nothing is written to ``~/.cache/numba`` or next to the
+  installed sources.  ``numba_cache`` also checks what Numba loads from these caches.
+
+Writes are atomic (temp file, fsync, rename).  The total size is bounded by
+``numjax.config.numjax_cache_max_bytes``: least-recently-used entries are evicted
+(``_evict``).  An unusable root gives one ``CacheWarning`` and an in-memory cache.
+
+Public API: ``cache_dir()``, ``read_entry``, ``write_entry``, ``load_module``, ``clear()``.
 """
 import atexit
 import contextlib
 import functools
 import hashlib
-import importlib.abc
-import importlib.util
 import os
 import pathlib
 import platform
 import re
 import shutil
 import stat
+import struct
 import sys
 import tempfile
 import threading
+import time
 import types
 import warnings
 
-__all__ = ["cache_dir", "load_module", "clear", "CacheWarning"]
+__all__ = ["cache_dir", "read_entry", "write_entry", "load_module", "clear", "CacheWarning"]
 
-_PKG = "numjax._generated"          # sys.modules prefix of loaded modules
-_KEY_DIR = re.compile(r"[0-9a-f]{16}")  # what clear() may delete under root
+_PKG = "numjax._generated"              # sys.modules prefix of loaded modules
+_KEY_DIR = re.compile(r"[0-9a-f]{16}")  # environment-key directories under root
+_ENTRIES = "entries"                    # byte entries: <root>/entries/<kind>/<key>.bin
+_LIBRARY = "numba"                      # <root>/<env-key>/numba: Numba's cache of our modules
+_KIND = re.compile(r"[a-z][a-z0-9_]{0,31}")
+_KEY = re.compile(r"[0-9a-f]{16,128}")
 _MISSING = "missing"
+# Bumped when entries written by an older numjax must never be loaded: 2 = programs saved
+# before numjax restored Numba's reload_init (see _restore_reload_init).
+_LAYOUT_VERSION = 2
+_DEFAULT_MAX_BYTES = 1 << 30
 
 _lock = threading.RLock()  # re-entrant: generated code may load modules
-_modules = {}           # sha256 hex digest -> module (the in-process cache)
-_checked_dirs = set()   # entry dirs already verified in this process
-_private_root = None    # per-process temp dir used when persistence is off
+_private_root = None       # per-process temp dir (persistence off, or root unusable)
 
 
 class CacheWarning(UserWarning):
-    """A cache entry was unusable (corrupt, foreign, unwritable) and redone."""
+    """A cache entry or directory was unusable (corrupt, foreign, unwritable)."""
+
+
+class _ProcessState:
+    """What this process remembers about the cache (tests replace it to act as a new process)."""
+
+    def __init__(self):
+        self.modules = {}          # sha256 hex digest -> generated module
+        self.checked_dirs = set()  # directories verified private in this process
+        self.unusable = False      # the root failed once: warned, memory only from now on
+        self.memory_entries = {}   # (kind, key) -> payload, when nothing goes to disk
+        self.touched = set()       # entries whose mtime this process already refreshed
+        self.size_estimate = None  # bytes under root; None until this process scans
+        self.writes_since_scan = 0
+
+
+_proc = _ProcessState()
 
 
 # --------------------------------------------------------------------------
@@ -56,18 +91,23 @@ def persistent_enabled() -> bool:
     env = os.environ.get("NUMJAX_PERSISTENT_CACHE", "").strip().lower()
     if env in ("0", "false", "no", "off"):
         return False
-    return bool(_config_flag())
+    return bool(_config_value("numjax_persistent_cache", True))
 
 
-def _config_flag():
+def _config_value(name, default):
     # Imported lazily: numjax.config may import things that import us.
     try:
         from numjax import config
     except ImportError:
-        return True
+        return default
     # ``config`` is either the module or the Config object it exports.
     holder = getattr(config, "config", config)
-    return getattr(holder, "numjax_persistent_cache", True)
+    return getattr(holder, name, default)
+
+
+def _max_bytes():
+    env = os.environ.get("NUMJAX_CACHE_MAX_BYTES")
+    return int(_config_value("numjax_cache_max_bytes", int(env) if env else _DEFAULT_MAX_BYTES))
 
 
 def _user_root():
@@ -91,7 +131,7 @@ def _configured_root():
 
 @functools.lru_cache(maxsize=None)
 def _env_key():
-    """Everything besides the source that decides the compiled code.
+    """Everything besides the source that decides the compiled code of a Numba module.
 
     Object code from another numba/llvmlite/Python or another CPU must never
     be picked up, so these go into both the file hash and the directory.
@@ -102,7 +142,7 @@ def _env_key():
         from numjax import __version__ as numjax_version
     except ImportError:
         numjax_version = "0"
-    parts = [numjax_version, numba.__version__, llvmlite.__version__,
+    parts = [numjax_version, numba.__version__, llvmlite.__version__, _LAYOUT_VERSION,
              sys.version, sys.implementation.cache_tag, _cpu_key(), _helpers_key()]
     return "\n".join(str(p) for p in parts)
 
@@ -133,33 +173,67 @@ def _cpu_key():
     return f"{name}|{features}"
 
 
+# --------------------------------------------------------------------------
+# Private directories, and the fallback when the root is unusable
+# --------------------------------------------------------------------------
+
 def _entry_dir():
-    """The directory new entries go to, created and checked on first use."""
-    if not persistent_enabled():
+    """The directory generated Numba modules go to, created and checked on first use."""
+    if not persistent_enabled() or _proc.unusable:
         return _temp_root()
-    key_hash = hashlib.sha256(_env_key().encode()).hexdigest()[:16]
-    path = _user_root() / key_hash
-    if path in _checked_dirs and path.is_dir():
+    path = _user_root() / hashlib.sha256(_env_key().encode()).hexdigest()[:16]
+    return _private_dir(path) or _temp_root()
+
+
+def _private_dir(path):
+    """``path`` (under root) created private and writable, or None after the one warning."""
+    if path in _proc.checked_dirs and path.is_dir():
         return path
     try:
-        _make_private_dir(path)
+        _make_private_dirs(path)
+        tempfile.TemporaryFile(dir=path).close()  # mode bits say nothing to e.g. a read-only mount
     except OSError as exc:
-        warnings.warn(f"numjax cache dir {path} unusable ({exc}); "
-                      "using a temporary one", CacheWarning, stacklevel=4)
-        return _temp_root()
-    _checked_dirs.add(path)
+        _mark_unusable(exc)
+        return None
+    _proc.checked_dirs.add(path)
     return path
 
 
+def _make_private_dirs(path):
+    # These dirs hold code this process will load, so nobody else may write there.  The
+    # root itself may be shared (NUMJAX_CACHE_DIR=/tmp): created private, never chmod-ed.
+    root = _user_root()
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    current = root
+    for part in path.relative_to(root).parts:
+        current = current / part
+        _make_private_dir(current)
+
+
 def _make_private_dir(path):
-    # The dir holds pickles Numba will load, so nobody else may write there.
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path.mkdir(mode=0o700, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
+    _check_private(path)
+
+
+def _check_private(path):
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or not _owned_by_me(st):
         raise PermissionError(f"{path} is not a directory owned by this user")
     if stat.S_IMODE(st.st_mode) != 0o700:
         os.chmod(path, 0o700)
+
+
+def _mark_unusable(exc):
+    """Warn once per process, then keep everything in memory (and a private temp dir)."""
+    with _lock:
+        if _proc.unusable:
+            return
+        _proc.unusable = True
+    reason = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
+    warnings.warn(f"numjax: cache directory {_user_root()} is not writable ({reason}); "
+                  "compiled code is kept in memory only for this process",
+                  CacheWarning, stacklevel=4)
 
 
 def _temp_root():
@@ -176,84 +250,11 @@ def _owned_by_me(st):
     return getuid is None or st.st_uid == getuid()
 
 
-# --------------------------------------------------------------------------
-# Loading
-# --------------------------------------------------------------------------
-
-def load_module(source: str, name_hint: str = "prog") -> types.ModuleType:
-    """Import ``source`` from the cache, writing it there first if needed.
-
-    The same source always yields the same module object in a process.
-    """
-    data = source.encode("utf-8")
-    digest = hashlib.sha256(data + _env_key().encode()).hexdigest()
-    with _lock:
-        module = _modules.get(digest)
-        if module is None:
-            stem = f"{_clean_hint(name_hint)}_{digest[:20]}"
-            module = _load_fresh(data, stem)
-            _modules[digest] = module
-    return module
-
-
-def _clean_hint(name_hint):
-    return re.sub(r"\W", "_", name_hint, flags=re.ASCII)[:48] or "prog"
-
-
-def _load_fresh(data, stem):
-    directory = _entry_dir()
-    persistent = directory != _private_root
-    path = directory / f"{stem}.py"
-    try:
-        _ensure_entry(path, data)
-    except OSError as exc:
-        if not persistent:
-            raise
-        warnings.warn(f"numjax cache: cannot write {path} ({exc}); using a "
-                      "temporary copy", CacheWarning, stacklevel=3)
-        path, persistent = _temp_root() / path.name, False
-        _ensure_entry(path, data)
-    module = _import(path, data, f"{_PKG}.{stem}")
-    _adjust_numba_caches(module, persistent)
-    return module
-
-
-def _ensure_entry(path, data):
-    """Make ``path`` hold exactly ``data``; leave good files untouched.
-
-    Untouched matters: Numba's cache stamps (mtime/size or content) come from
-    this file, so rewriting it needlessly could invalidate the object code.
-    """
-    problem = _entry_problem(path, data)
-    if problem is None:
-        return
-    if problem != _MISSING:
-        warnings.warn(f"numjax cache entry {path} {problem}; rewriting it",
-                      CacheWarning, stacklevel=4)
-    _write_atomic(path, data)
-
-
-def _entry_problem(path, data):
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return _MISSING
-    if not stat.S_ISREG(st.st_mode):
-        return "is not a regular file"
-    if not _owned_by_me(st):
-        return f"is owned by uid {st.st_uid}, not by this user"
-    with open(path, "rb") as f:
-        on_disk = f.read(len(data) + 1)  # +1 so a longer file is caught too
-    if on_disk != data:
-        return "does not match the generated source (truncated or corrupt)"
-    return None
-
-
 def _write_atomic(path, data):
-    # Readers see the old file or the complete new one, never a prefix; two
-    # processes racing write identical bytes, so either replace() wins.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".",
-                               suffix=".tmp")
+    # Readers see the old file or the complete new one, never a prefix; two processes
+    # racing write identical bytes, so either replace() wins.  A process killed here
+    # leaves only the *.tmp file, which no reader opens and eviction removes later.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -266,7 +267,208 @@ def _write_atomic(path, data):
         raise
 
 
-class _VerifiedSourceLoader(importlib.abc.Loader):
+def _touch_once(path):
+    """Record a use for LRU eviction: one utime per entry and process."""
+    if path not in _proc.touched:
+        _proc.touched.add(path)
+        with contextlib.suppress(OSError):
+            os.utime(path)
+
+
+# --------------------------------------------------------------------------
+# Byte entries
+# --------------------------------------------------------------------------
+
+_MAGIC = b"NJXC"
+_FORMAT = 1
+# magic, format, reserved, payload length, sha256(payload)
+_HEADER = struct.Struct("<4sHHQ32s")
+
+
+class _Rejected(Exception):
+    """An entry that exists but must not be used; the message says why."""
+
+
+def read_entry(kind: str, key: str) -> bytes | None:
+    """The payload stored under (kind, key), verified; None on a miss or a rejected entry.
+
+    A rejected entry (corrupt, truncated, foreign, writable by others) is removed with one
+    ``CacheWarning``; the caller recompiles and writes it again.
+    """
+    _check_names(kind, key)
+    directory = _kind_dir(kind)
+    if directory is None:
+        return _proc.memory_entries.get((kind, key))
+    path = directory / f"{key}.bin"
+    try:
+        payload = _read_verified(path)
+    except FileNotFoundError:
+        return None
+    except _Rejected as exc:
+        _reject(path, str(exc))
+        return None
+    _touch_once(path)
+    return payload
+
+
+def write_entry(kind: str, key: str, payload: bytes) -> None:
+    """Store ``payload`` under (kind, key), atomically; evict old entries past the limit."""
+    _check_names(kind, key)
+    payload = bytes(payload)
+    directory = _kind_dir(kind)
+    if directory is not None:
+        path = directory / f"{key}.bin"
+        blob = _HEADER.pack(_MAGIC, _FORMAT, 0, len(payload), hashlib.sha256(payload).digest())
+        try:
+            _write_atomic(path, blob + payload)
+        except OSError as exc:
+            _mark_unusable(exc)
+        else:
+            _proc.touched.add(path)  # just written: its mtime is fresh
+            _note_write(len(blob) + len(payload))
+            return
+    _proc.memory_entries[(kind, key)] = payload
+
+
+def _check_names(kind, key):
+    # Both become path components: nothing that could climb out of the cache.
+    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
+        raise ValueError(f"cache entry kind must match {_KIND.pattern}, got {kind!r}")
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise ValueError(f"cache entry key must be a lowercase hex digest, got {key!r}")
+
+
+def _kind_dir(kind):
+    """``<root>/entries/<kind>``, or None when entries stay in memory."""
+    if not persistent_enabled() or _proc.unusable:
+        return None
+    return _private_dir(_user_root() / _ENTRIES / kind)
+
+
+def _read_verified(path):
+    # O_NOFOLLOW: a planted symlink fails to open; O_NONBLOCK: a planted FIFO cannot hang us.
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise _Rejected(f"cannot be opened ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        problem = _file_problem(os.fstat(f.fileno()))
+        if problem:
+            raise _Rejected(problem)
+        return _unpack(f.read())
+
+
+def _file_problem(st):
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file"
+    if not _owned_by_me(st):
+        return f"is owned by uid {st.st_uid}, not by this user"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "is writable by group or others"
+    return None
+
+
+def _unpack(blob):
+    if len(blob) < _HEADER.size:
+        raise _Rejected("is truncated (incomplete header)")
+    magic, version, _, length, digest = _HEADER.unpack_from(blob)
+    if magic != _MAGIC:
+        raise _Rejected("has no numjax cache header")
+    if version != _FORMAT:
+        raise _Rejected(f"has format {version}, expected {_FORMAT}")
+    payload = blob[_HEADER.size:]
+    if len(payload) != length:
+        raise _Rejected(f"is truncated or padded ({len(payload)} payload bytes, "
+                        f"header says {length})")
+    if hashlib.sha256(payload).digest() != digest:
+        raise _Rejected("fails its sha256 check (corrupt)")
+    return payload
+
+
+def _reject(path, reason):
+    warnings.warn(f"numjax: cache entry {path} {reason}; ignoring it and recompiling",
+                  CacheWarning, stacklevel=3)
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+# --------------------------------------------------------------------------
+# Generated Numba modules
+# --------------------------------------------------------------------------
+
+def load_module(source: str, name_hint: str = "prog") -> types.ModuleType:
+    """Import ``source`` from the cache, writing it there first if needed.
+
+    The same source always yields the same module object in a process.
+    """
+    data = source.encode("utf-8")
+    digest = hashlib.sha256(data + _env_key().encode()).hexdigest()
+    with _lock:
+        module = _proc.modules.get(digest)
+        if module is None:
+            stem = f"{_clean_hint(name_hint)}_{digest[:20]}"
+            module = _load_fresh(data, stem)
+            _proc.modules[digest] = module
+    return module
+
+
+def _clean_hint(name_hint):
+    return re.sub(r"\W", "_", name_hint, flags=re.ASCII)[:48] or "prog"
+
+
+def _load_fresh(data, stem):
+    path = _entry_dir() / f"{stem}.py"
+    persistent = path.parent != _private_root
+    try:
+        _ensure_entry(path, data)
+    except OSError as exc:
+        if not persistent:
+            raise
+        _mark_unusable(exc)
+        path, persistent = _temp_root() / path.name, False
+        _ensure_entry(path, data)
+    module = _import(path, data, f"{_PKG}.{stem}")
+    from .numba_cache import adjust_numba_caches
+    adjust_numba_caches(module, persistent)
+    return module
+
+
+def _ensure_entry(path, data):
+    """Make ``path`` hold exactly ``data``; leave good files untouched.
+
+    Untouched matters: older Numbas stamp their cache with the source file's
+    mtime and size, so rewriting it needlessly would invalidate the object code.
+    """
+    problem = _entry_problem(path, data)
+    if problem is None:
+        return
+    if problem != _MISSING:
+        warnings.warn(f"numjax cache entry {path} {problem}; rewriting it",
+                      CacheWarning, stacklevel=4)
+    _write_atomic(path, data)
+    if path.parent != _private_root:
+        _note_write(len(data))
+
+
+def _entry_problem(path, data):
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return _MISSING
+    problem = _file_problem(st)
+    if problem:
+        return problem
+    with open(path, "rb") as f:
+        on_disk = f.read(len(data) + 1)  # +1 so a longer file is caught too
+    if on_disk != data:
+        return "does not match the generated source (truncated or corrupt)"
+    return None
+
+
+class _VerifiedSourceLoader:
     """Executes the bytes we just verified, not whatever the file holds now.
 
     That closes the gap between checking the file and reading it again, and
@@ -290,6 +492,7 @@ class _VerifiedSourceLoader(importlib.abc.Loader):
 
 
 def _import(path, data, name):
+    import importlib.util   # not at module level: the LLVM backend's warm path needs none of it
     loader = _VerifiedSourceLoader(str(path), data)
     spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
@@ -305,51 +508,88 @@ def _import(path, data, name):
 
 
 # --------------------------------------------------------------------------
-# Numba's own cache files
+# Size limit: least-recently-used eviction
 # --------------------------------------------------------------------------
 
-def _adjust_numba_caches(module, persistent):
-    """Make corrupt Numba cache files recompile instead of crash.
+_RESCAN_EVERY = 64          # writes between two scans of the tree
+_EVICT_TO = 0.9             # evict down to this fraction of the limit
+_STALE_TEMP_SECONDS = 3600  # a temp file this old belongs to a dead writer
 
-    Numba unpickles ``__pycache__/*.nbi``/``*.nbc`` without catching
-    errors, so a truncated file raises on every call.  When persistence is
-    off, the cache is disabled so nothing is saved at all.
-    """
-    if "numba" not in sys.modules:
-        return
-    from numba.core.caching import Cache
-    from numba.core.dispatcher import Dispatcher
-    for obj in list(vars(module).values()):
-        cache = getattr(obj, "_cache", None)
-        if not isinstance(obj, Dispatcher) or not isinstance(cache, Cache):
+
+def _note_write(nbytes):
+    """Count a write; scan and evict at the first write of a process, every
+    ``_RESCAN_EVERY`` writes, or when the running estimate passes the limit."""
+    with _lock:
+        limit = _max_bytes()
+        _proc.writes_since_scan += 1
+        if _proc.size_estimate is not None:
+            _proc.size_estimate += nbytes
+            if _proc.writes_since_scan < _RESCAN_EVERY and _proc.size_estimate <= limit:
+                return
+        _proc.size_estimate = _evict(_user_root(), limit)
+        _proc.writes_since_scan = 0
+
+
+def _evict(root, limit, now=None):
+    """Delete stale temp files, then least-recently-used entries while the total under
+    ``root`` exceeds ``limit``, down to ``_EVICT_TO * limit``.  Returns the total left."""
+    now = time.time() if now is None else now
+    groups, kept = {}, 0
+    for path, st in _cache_files(root):
+        if ".tmp" in path.name:  # ours (name.XXXX.tmp) and Numba's (name.tmp.XXXX)
+            if now - st.st_mtime > _STALE_TEMP_SECONDS:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            else:
+                kept += st.st_size
             continue
-        if persistent:
-            cache.load_overload = functools.partial(
-                _tolerant_load, cache, cache.load_overload)
-        else:
-            cache.disable()
+        group = _eviction_group(root, path)
+        if group is None:  # the numerics library: always needed
+            kept += st.st_size
+            continue
+        mtime, size, paths = groups.get(group, (0.0, 0, []))
+        groups[group] = (max(mtime, st.st_mtime), size + st.st_size, paths + [path])
+    total = kept + sum(size for _, size, _ in groups.values())
+    if total <= limit:
+        return total
+    for mtime, size, paths in sorted(groups.values(), key=lambda g: g[0]):
+        if total <= _EVICT_TO * limit:
+            break
+        for path in paths:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        total -= size
+    return total
 
 
-def _tolerant_load(cache, load, sig, target_context):
-    """``Cache.load_overload`` that reports a miss instead of raising."""
+def _cache_files(root):
+    """(path, stat) of every file in our directories under root; symlinks not followed."""
     try:
-        return load(sig, target_context)
-    except Exception as exc:
-        warnings.warn(f"numjax: unreadable Numba cache entry in "
-                      f"{cache.cache_path} ({exc!r}); recompiling",
-                      CacheWarning, stacklevel=2)
-        _reset_numba_cache(cache)
-        return None  # Numba compiles, then saves a fresh entry
-
-
-def _reset_numba_cache(cache):
-    # Numba's save re-reads the index first, so a corrupt index would make
-    # the save after recompiling raise too: replace it with an empty one.
-    # The recompiled data file then overwrites a corrupt .nbc.
-    try:
-        cache.flush()
+        tops = [e for e in os.scandir(root) if e.is_dir(follow_symlinks=False)
+                and (_KEY_DIR.fullmatch(e.name) or e.name == _ENTRIES)]
     except OSError:
-        cache.disable()
+        return
+    stack = [pathlib.Path(e.path) for e in tops]
+    while stack:
+        directory = stack.pop()
+        with contextlib.suppress(OSError), os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(pathlib.Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        yield pathlib.Path(entry.path), entry.stat(follow_symlinks=False)
+
+
+def _eviction_group(root, path):
+    """Files evicted together: a byte entry alone; a generated module's .py with its
+    ``__pycache__`` files (same stem).  None for what is never evicted."""
+    parts = path.relative_to(root).parts
+    if parts[0] == _ENTRIES:
+        return parts
+    if len(parts) >= 2 and parts[1] == _LIBRARY:
+        return None
+    return parts[0], path.name.split(".")[0]
 
 
 # --------------------------------------------------------------------------
@@ -357,19 +597,19 @@ def _reset_numba_cache(cache):
 # --------------------------------------------------------------------------
 
 def clear() -> None:
-    """Forget loaded modules and delete our entry directories under root.
+    """Forget loaded modules and entries; delete our directories under root.
 
-    Only directories named like our environment keys are removed, so a root
-    pointed at a shared directory by NUMJAX_CACHE_DIR is never wiped.
+    Only directories named like ours (environment keys, ``entries``) are removed, so a
+    root pointed at a shared directory by NUMJAX_CACHE_DIR is never wiped.
     """
-    global _private_root
+    global _private_root, _proc
     with _lock:
-        _modules.clear()
-        _checked_dirs.clear()
+        _proc = _ProcessState()
         root = _user_root()
         if root.is_dir():
             for child in root.iterdir():
-                if _KEY_DIR.fullmatch(child.name) and not child.is_symlink():
+                ours = _KEY_DIR.fullmatch(child.name) or child.name == _ENTRIES
+                if ours and not child.is_symlink():
                     shutil.rmtree(child, ignore_errors=True)
             with contextlib.suppress(OSError):
                 root.rmdir()  # only succeeds if nothing else is left

@@ -1,10 +1,12 @@
-"""Planning a jaxpr into regions (device-agnostic; the CUDA backend reuses it).
+"""Planning a jaxpr into regions: backend-neutral (it imports no compiler), so every backend
+consumes the same plan.
 
 A *region* is one loop nest over an iteration shape: a maximal group of
 elementwise equations (with broadcasts and iotas as index-mapped loads) plus
 the reductions they feed, computed with no intermediate arrays. Everything
 else is a *node*: one non-fusible equation (dot_general, reshape, ...).
-Rank-0 elementwise equations are plain scalar statements.
+Rank-0 elementwise equations are plain scalar statements. What fuses is read
+from the primitives' properties (``elementwise``, ``reduction``, ``is_load``).
 
 Rules: an elementwise equation joins the region of its same-shape pending
 inputs; a region is *sealed* as soon as anything outside it reads one of its
@@ -12,14 +14,32 @@ results, and a sealed region takes no new equations (it must run before
 that reader). A pending value read from outside its region is materialized
 as an array by that region. Regions are placed at their last join, which is
 safe because nothing outside an unsealed region reads it yet.
+
+Once planned, each region carries its *signature*: ``inputs`` (values read from
+outside, in first-use order), ``outputs`` (materialized values, then reduction
+results), ``dims`` (the distinct sizes of the output and iteration shapes, each
+with where an input's shape holds it), ``reductions`` and ``shape``. A backend
+generates the region's code from these alone.
 """
+from typing import NamedTuple
+
+from numjax.core import Primitive
 from numjax.jaxpr import Literal
 
-from . import scalar
 
-REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
-              "argmax", "argmin"}
-LOADS = {"broadcast_in_dim", "iota"}
+class Dim(NamedTuple):
+    """A size a region's loops or outputs use; ``source`` is ``(input index, axis)`` of the
+    first input whose shape holds it, or None when no input does (a constant)."""
+    size: int
+    source: tuple
+
+
+class Reduction(NamedTuple):
+    """One reduction of a region: ``primitive.reduction`` names its monoid."""
+    primitive: Primitive
+    axes: tuple
+    operand: object
+    result: object
 
 
 class Region:
@@ -30,9 +50,38 @@ class Region:
         self.materialize = []     # vars stored to arrays
         self.defined = set()      # vars computed inside (pending values)
         self.results = set()      # reduction outputs
+        self.inputs = self.outputs = self.dims = self.reductions = None   # the signature
 
     def __repr__(self):
         return f"Region({self.shape}, {[e.primitive.name for e in self.eqns]})"
+
+    def compute_signature(self):
+        self.reductions = [Reduction(e.primitive, tuple(e.params["axes"]), e.invars[0], e.outvars[0])
+                           for e in self.eqns if e.primitive.reduction is not None]
+        self.inputs = self._inputs()
+        self.outputs = list(self.materialize) + [r.result for r in self.reductions]
+        self.dims = self._dims()
+
+    def _inputs(self):
+        inputs, internal = [], set()
+        for eqn in self.eqns:
+            for v in eqn.invars:
+                if type(v) is not Literal and v not in internal and v not in inputs:
+                    inputs.append(v)
+            internal.update(eqn.outvars)
+        return inputs
+
+    def _dims(self):
+        sizes = []
+        for shape in [v.aval.shape for v in self.outputs] + [self.shape]:
+            sizes.extend(s for s in shape if s not in sizes)
+        return [Dim(s, self._dim_source(s)) for s in sizes]
+
+    def _dim_source(self, size):
+        for k, v in enumerate(self.inputs):
+            if size in v.aval.shape:
+                return k, v.aval.shape.index(size)
+        return None
 
 
 class Scalar:
@@ -46,32 +95,41 @@ class Node:
 
 
 def is_fusible(eqn):
-    name = eqn.primitive.name
-    return scalar.is_elementwise(name) or name in LOADS or name in REDUCTIONS
+    prim = eqn.primitive
+    return prim.elementwise or prim.is_load or prim.reduction is not None
+
+
+def _folds_into_readers(eqn):
+    # A load of an operand (a broadcast) is read through an index map inside each reader's
+    # loop; a load without operands (an iota) is computed in place like an elementwise op.
+    return eqn.primitive.is_load and len(eqn.invars) > 0
 
 
 class Planner:
     def __init__(self):
         self.items = []
         self.region_of = {}       # var -> region defining it (pending or result)
-        self.lazy = {}            # broadcast_in_dim outvar -> eqn, folded into its readers' loads
+        self.lazy = {}            # broadcast outvar -> eqn, folded into its readers' loads
 
     def plan(self, jaxpr):
         for eqn in jaxpr.eqns:
-            name = eqn.primitive.name
+            prim = eqn.primitive
             if not is_fusible(eqn):
                 self._use_outside(eqn.invars)
                 self.items.append(Node(eqn))
-            elif name == "broadcast_in_dim":
+            elif _folds_into_readers(eqn):
                 self.lazy[eqn.outvars[0]] = eqn
-            elif name in REDUCTIONS:
+            elif prim.reduction is not None:
                 self._add_reduction(eqn)
-            elif eqn.outvars[0].aval.shape == () and name not in LOADS:
+            elif eqn.outvars[0].aval.shape == () and not prim.is_load:
                 self._use_outside(eqn.invars)
                 self.items.append(Scalar(eqn))
             else:
                 self._add_elementwise(eqn)
         self._use_outside(jaxpr.outvars)
+        for item in self.items:
+            if isinstance(item, Region):
+                item.compute_signature()
         return self.items
 
     def _use_outside(self, vars_):
@@ -152,7 +210,7 @@ class Planner:
         if region is None or region.sealed or src not in region.defined:
             self._use_outside([src])
             region = Region(src.aval.shape)
-            region.eqns.append(_identity_load(src))
+            region.eqns.append(IdentityLoad(src))
         self._place(region)
         region.eqns.append(eqn)
         for v in eqn.outvars:
@@ -165,15 +223,15 @@ class Planner:
         self.items.append(region)
 
 
-class _IdentityLoad:
-    """A region's plain read of an array computed elsewhere (the input of a lone reduction)."""
+# A region's plain read of an array computed elsewhere (the input of a lone reduction). Not a
+# primitive of any jaxpr, so it has no rules; it is neither an index map nor elementwise.
+identity_load_p = Primitive("identity_load")
+identity_load_p.elementwise, identity_load_p.reduction, identity_load_p.is_load = False, None, False
 
-    class primitive:
-        name = "_load"
+
+class IdentityLoad:
+    """The equation ``var = identity_load var`` opening a region that only reduces ``var``."""
+    primitive = identity_load_p
 
     def __init__(self, var):
         self.invars, self.outvars, self.params = [var], [var], {}
-
-
-def _identity_load(var):
-    return _IdentityLoad(var)

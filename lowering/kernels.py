@@ -70,6 +70,8 @@ def cumulative_last(x, kind, reverse):
 # outside the loop (each loop still vectorizes); numjax.lax looks ops up by name.
 from . import vmath as _vm  # noqa: E402
 
+_vm.ensure_jitted()   # the loops below call its Numba dispatchers
+
 XLA_F32_UNARY = {name: code for code, name in enumerate(
     ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "erf", "erf_inv",
      "atan"))}

@@ -6,6 +6,12 @@ shape tuple whose sizes are read from the inputs where possible.
 """
 import numpy as np
 
+from numjax.lax import control_flow as cf
+from numjax.lax import indexing as ix
+from numjax.lax import linalg as la
+from numjax.lax import reductions as rd
+from numjax.lax import shape as shp
+
 from . import scalar
 
 
@@ -204,11 +210,11 @@ def _pad(gen, eqn):
 
 
 NODE_RULES = {
-    "reshape": _reshape, "transpose": _transpose, "slice": _slice, "rev": _rev,
-    "concatenate": _concatenate, "dot_general": _dot_general, "squeeze": _squeeze,
-    "cumsum": _cumulative(0), "cumprod": _cumulative(1), "cummax": _cumulative(2),
-    "cummin": _cumulative(3), "dynamic_slice": _dynamic_slice,
-    "dynamic_update_slice": _dynamic_update_slice, "pad": _pad,
+    shp.reshape_p: _reshape, shp.transpose_p: _transpose, ix.slice_p: _slice, shp.rev_p: _rev,
+    shp.concatenate_p: _concatenate, la.dot_general_p: _dot_general, shp.squeeze_p: _squeeze,
+    rd.cumsum_p: _cumulative(0), rd.cumprod_p: _cumulative(1), rd.cummax_p: _cumulative(2),
+    rd.cummin_p: _cumulative(3), ix.dynamic_slice_p: _dynamic_slice,
+    ix.dynamic_update_slice_p: _dynamic_update_slice, shp.pad_p: _pad,
 }
 
 
@@ -291,7 +297,7 @@ def _scan(gen, eqn):
     return lines
 
 
-NODE_RULES.update({"cond": _cond, "while": _while, "scan": _scan})
+NODE_RULES.update({cf.cond_p: _cond, cf.while_p: _while, cf.scan_p: _scan})
 
 # Families with lowering rules of their own register them into NODE_RULES on import.
 from . import nodes_fft, nodes_indexing, nodes_linalg, nodes_random, nodes_sorting  # noqa: E402,F401

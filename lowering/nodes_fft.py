@@ -1,5 +1,7 @@
 """CPU lowering of the fft primitive through rocket-fft, which makes np.fft usable in Numba
 (programs using it import rocket_fft: see compile._OPTIONAL_IMPORTS)."""
+from numjax.lax.fft import fft_p
+
 from . import scalar
 from .nodes import NODE_RULES
 
@@ -20,4 +22,4 @@ def _fft(gen, eqn):
             f"{size}, axes={axes})).astype({dt})"]
 
 
-NODE_RULES["fft"] = _fft
+NODE_RULES[fft_p] = _fft

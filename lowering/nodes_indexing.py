@@ -7,21 +7,22 @@ order matches the eager implementation, so repeated scatter indices resolve the 
 """
 import numpy as np
 
+from numjax.lax import indexing as ix
 from numjax.lax.indexing import GatherScatterMode, default_fill_value
 
 from . import scalar
 from .nodes import NODE_RULES, assign_reshaped
 
 _COMBINE = {
-    "scatter": "{u}",
-    "scatter-add": "{a} + {u}",
-    "scatter-sub": "{a} - {u}",
-    "scatter-mul": "{a} * {u}",
+    ix.scatter_p: "{u}",
+    ix.scatter_add_p: "{a} + {u}",
+    ix.scatter_sub_p: "{a} - {u}",
+    ix.scatter_mul_p: "{a} * {u}",
     # NaN wins, as XLA's min/max propagate it.
-    "scatter-min": "{u} if ({u} < {a} or {u} != {u}) else {a}",
-    "scatter-max": "{u} if ({u} > {a} or {u} != {u}) else {a}",
+    ix.scatter_min_p: "{u} if ({u} < {a} or {u} != {u}) else {a}",
+    ix.scatter_max_p: "{u} if ({u} > {a} or {u} != {u}) else {a}",
 }
-_COMBINE_BOOL = {"scatter-add": "{a} or {u}", "scatter-mul": "{a} and {u}"}
+_COMBINE_BOOL = {ix.scatter_add_p: "{a} or {u}", ix.scatter_mul_p: "{a} and {u}"}
 
 
 def _window_dims(ndim, *excluded):
@@ -123,7 +124,7 @@ def _scatter(gen, eqn):
     x, idx, upd = eqn.invars
     out = eqn.outvars[0]
     p = eqn.params
-    dn, mode, name = p["dimension_numbers"], p["mode"], eqn.primitive.name
+    dn, mode, prim = p["dimension_numbers"], p["mode"], eqn.primitive
     lines = []
     res = gen.tmp("sc")
     if x.aval.shape == ():
@@ -149,17 +150,17 @@ def _scatter(gen, eqn):
     b_it, w_it = iter(bvars), iter(wvars)
     u_sub = [next(w_it) if q in dn.update_window_dims else next(b_it) for q in range(upd.aval.ndim)]
     u_read = f"{gen.name(upd)}[{_subscript(u_sub)}]" if u_sub else gen.name(upd)
-    if name == "scatter" and p["update_jaxpr"] is not None:   # scatter_apply
+    if prim is ix.scatter_p and p["update_jaxpr"] is not None:   # scatter_apply
         fn = gen.subfunction(p["update_jaxpr"])
         value = f"{fn}({target}, {u_read})[0]"
     else:
-        template = (_COMBINE_BOOL.get(name) if x.aval.dtype == np.bool_ else None) or _COMBINE[name]
+        template = (_COMBINE_BOOL.get(prim) if x.aval.dtype == np.bool_ else None) or _COMBINE[prim]
         value = template.format(a=target, u=u_read)
     lines.append("    " * depth + f"{target} = {value}")
     lines.append(assign_reshaped(gen, out, res))
     return lines
 
 
-NODE_RULES["gather"] = _gather
-for _name in _COMBINE:
-    NODE_RULES[_name] = _scatter
+NODE_RULES[ix.gather_p] = _gather
+for _prim in _COMBINE:
+    NODE_RULES[_prim] = _scatter

@@ -3,6 +3,8 @@
 Each rule views its operands as (batch, m, n) stacks and calls a kernel of
 ``linalg_kernels`` (``lk`` in generated code); outputs are reshaped back.
 """
+from numjax.lax import linalg as la
+
 from . import scalar
 from .nodes import NODE_RULES
 
@@ -58,6 +60,6 @@ def _triangular_solve(gen, eqn):
 
 
 NODE_RULES.update({
-    "cholesky": _cholesky, "lu": _lu, "qr": _qr, "svd": _svd, "eigh": _eigh,
-    "triangular_solve": _triangular_solve,
+    la.cholesky_p: _cholesky, la.lu_p: _lu, la.qr_p: _qr, la.svd_p: _svd, la.eigh_p: _eigh,
+    la.triangular_solve_p: _triangular_solve,
 })

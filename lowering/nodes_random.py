@@ -7,6 +7,8 @@ emits nothing: partitionable random bits then cost one pass that writes the two 
 """
 import hashlib
 
+from numjax.lax.random_bits import iota_2x32_shape_p, threefry2x32_p
+
 from .nodes import NODE_RULES
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -31,7 +33,7 @@ def _counter_iota(gen, v):
     if type(v) is Literal:
         return None
     found = _producers(gen).get(v)
-    if found is None or found[0].primitive.name != "iota_2x32_shape":
+    if found is None or found[0].primitive is not iota_2x32_shape_p:
         return None
     return found[1]
 
@@ -40,7 +42,7 @@ def _iota_only_feeds_threefry(gen, eqn):
     uses = [(e, k) for e in gen.jaxpr.eqns for k, v in enumerate(e.invars) if v in eqn.outvars]
     if any(v in eqn.outvars for v in gen.jaxpr.outvars):
         return False
-    return all(e.primitive.name == "threefry2x32" and k >= 2
+    return all(e.primitive is threefry2x32_p and k >= 2
                and e.outvars[0].aval.shape == eqn.outvars[0].aval.shape for e, k in uses)
 
 
@@ -127,4 +129,4 @@ def _threefry2x32(gen, eqn):
     return lines
 
 
-NODE_RULES.update({"threefry2x32": _threefry2x32, "iota_2x32_shape": _iota_2x32_shape})
+NODE_RULES.update({threefry2x32_p: _threefry2x32, iota_2x32_shape_p: _iota_2x32_shape})

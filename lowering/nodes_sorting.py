@@ -5,6 +5,8 @@ kernels of sort_kernels.py (``sk`` in generated code) loop over.
 """
 import numpy as np
 
+from numjax.lax.sorting import sort_p, top_k_p
+
 from .nodes import NODE_RULES, transposed_src
 
 
@@ -97,4 +99,4 @@ def _top_k(gen, eqn):
     return lines
 
 
-NODE_RULES.update({"sort": _sort, "top_k": _top_k})
+NODE_RULES.update({sort_p: _sort, top_k_p: _top_k})

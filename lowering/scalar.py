@@ -1,16 +1,19 @@
-"""Scalar expression table: primitive name -> source of one scalar expression.
+"""Scalar expression tables: primitive -> source of one scalar expression.
 
-Shared by the CPU loop templates here and, later, the CUDA kernels: a fused
-region is just these expressions chained in one loop body. Every result is
-wrapped in its dtype's constructor so Numba's integer widening (int32+int32 ->
-int64) and float64 literals never leak into the result type.
+``RULES`` is the neutral table, in numpy/math spelling, that every backend starts from: a
+fused region is these expressions chained in one loop body. A backend overrides only the
+entries that differ; the CPU's ``CPU_OVERRIDES`` swap in vmath's vectorizable functions
+(``vm.*``), which LLVM can vectorize where a libm call would stop it. Every result is wrapped
+in its dtype's constructor so Numba's integer widening (int32+int32 -> int64) and float64
+literals never leak into the result type.
 """
 import numpy as np
 
-from . import vmath as _vmath
+from numjax.lax import elementwise as ew
+from numjax.lax import random_bits as rb
+from numjax.numpy import _elementwise as jnp_ew
 
-_VMATH_FUNCS = {"exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "erf", "pow",
-                "erf_inv", "tan", "atan", "atan2"}
+from . import vmath as _vmath
 
 
 def np_type(dtype):
@@ -35,19 +38,8 @@ def literal(val, dtype):
     return f"{np_type(dtype)}({int(val)})"
 
 
-def _vm(name, dtype):
-    """vmath's vectorizable version when it has one for this dtype, else numpy's libm call."""
-    suffix = {np.dtype(np.float32): "_f32", np.dtype(np.float64): "_f64"}.get(np.dtype(dtype))
-    if suffix and name in _VMATH_FUNCS and hasattr(_vmath, name + suffix):
-        return f"vm.{name}{suffix}"
-    return None
-
-
-def _unary_math(np_name, vm_name=None):
-    def rule(args, in_dtypes, out_dtype, params):
-        fn = _vm(vm_name or np_name, out_dtype) or f"np.{np_name}"
-        return f"{fn}({args[0]})"
-    return rule
+def _unary_math(np_name):
+    return lambda args, in_dtypes, out_dtype, params: f"np.{np_name}({args[0]})"
 
 
 def _binop(op):
@@ -122,62 +114,86 @@ def _rem(args, in_dtypes, out_dtype, params):
     return f"np.fmod({args[0]}, {args[1]})"
 
 
-def _pow(args, in_dtypes, out_dtype, params):
-    fn = _vm("pow", out_dtype) or "np.power"
-    return f"{fn}({args[0]}, {args[1]})"
-
-
 RULES = {
-    "add": _binop("+"), "add_any": _binop("+"),
-    "stop_gradient": lambda a, i, o, p: a[0], "sub": _binop("-"), "mul": _binop("*"), "div": _div, "rem": _rem,
-    "neg": lambda a, i, o, p: f"(-{a[0]})",
-    "max": _call("sh.fmax"), "min": _call("sh.fmin"), "pow": _pow,
-    "integer_pow": _integer_pow,
-    "exp": _unary_math("exp"), "exp2": _unary_math("exp2"), "log": _unary_math("log"),
-    "log1p": _unary_math("log1p"), "expm1": _unary_math("expm1"), "tanh": _unary_math("tanh"),
-    "logistic": lambda a, i, o, p: f"{_vm('logistic', o) or 'sh.logistic'}({a[0]})",
-    "sin": _unary_math("sin"), "cos": _unary_math("cos"), "tan": _unary_math("tan"),
-    "asin": _unary_math("arcsin"), "acos": _unary_math("arccos"), "atan": _unary_math("arctan", "atan"),
-    "sinh": _unary_math("sinh"), "cosh": _unary_math("cosh"), "asinh": _unary_math("arcsinh"),
-    "acosh": _unary_math("arccosh"), "atanh": _unary_math("arctanh"),
-    "atan2": lambda a, i, o, p: f"{_vm('atan2', o) or 'np.arctan2'}({a[0]}, {a[1]})",
-    "nextafter": lambda a, i, o, p: f"np.nextafter({a[0]}, {a[1]})",
-    "sqrt": _unary_math("sqrt"), "cbrt": _unary_math("cbrt"),
-    "rsqrt": lambda a, i, o, p: f"({literal(1, o)} / np.sqrt({a[0]}))",
-    "erf": lambda a, i, o, p: f"{_vm('erf', o) or 'math.erf'}({a[0]})",
-    "erf_inv": lambda a, i, o, p: f"{_vm('erf_inv', o)}({a[0]})",
-    "threefry2x32_xor": _call("vm.threefry2x32_xor"),
-    "mul_add": lambda a, i, o, p: (f"vm._fma_f32({a[0]}, {a[1]}, {a[2]})" if np.dtype(o) == np.float32
-                                   else f"vm._fma({a[0]}, {a[1]}, {a[2]})"),
-    "abs": lambda a, i, o, p: f"abs({a[0]})", "sign": _call("sh.sign"),
-    "floor": _unary_math("floor"), "ceil": _unary_math("ceil"),
-    "round": lambda a, i, o, p: (f"np.rint({a[0]})" if p.get("rounding_method") == 1
-                                 else f"sh.round_away({a[0]})"),
-    "is_finite": lambda a, i, o, p: f"np.isfinite({a[0]})",
-    "eq": _binop("=="), "ne": _binop("!="), "lt": _binop("<"), "le": _binop("<="),
-    "gt": _binop(">"), "ge": _binop(">="),
-    "and": _binop("&"), "or": _binop("|"), "xor": _binop("^"),
-    "not": lambda a, i, o, p: f"(not {a[0]})" if np.dtype(o) == np.bool_ else f"(~{a[0]})",
-    "select_n": _select_n, "convert_element_type": _convert,
-    "bitcast_convert_type": _bitcast_convert,
-    "clamp": lambda a, i, o, p: f"sh.fmin(sh.fmax({a[1]}, {a[0]}), {a[2]})",
-    "shift_left": _binop("<<"), "shift_right_arithmetic": _binop(">>"),
-    "shift_right_logical": lambda a, i, o, p: (
+    ew.add_p: _binop("+"), ew.add_any_p: _binop("+"),
+    ew.stop_gradient_p: lambda a, i, o, p: a[0], ew.sub_p: _binop("-"), ew.mul_p: _binop("*"),
+    ew.div_p: _div, ew.rem_p: _rem,
+    ew.neg_p: lambda a, i, o, p: f"(-{a[0]})",
+    ew.max_p: _call("sh.fmax"), ew.min_p: _call("sh.fmin"), ew.pow_p: _call("np.power"),
+    ew.integer_pow_p: _integer_pow,
+    ew.exp_p: _unary_math("exp"), ew.exp2_p: _unary_math("exp2"), ew.log_p: _unary_math("log"),
+    ew.log1p_p: _unary_math("log1p"), ew.expm1_p: _unary_math("expm1"), ew.tanh_p: _unary_math("tanh"),
+    ew.logistic_p: _call("sh.logistic"),
+    ew.sin_p: _unary_math("sin"), ew.cos_p: _unary_math("cos"), ew.tan_p: _unary_math("tan"),
+    ew.asin_p: _unary_math("arcsin"), ew.acos_p: _unary_math("arccos"), ew.atan_p: _unary_math("arctan"),
+    ew.sinh_p: _unary_math("sinh"), ew.cosh_p: _unary_math("cosh"), ew.asinh_p: _unary_math("arcsinh"),
+    ew.acosh_p: _unary_math("arccosh"), ew.atanh_p: _unary_math("arctanh"),
+    ew.atan2_p: _call("np.arctan2"),
+    ew.nextafter_p: _call("np.nextafter"),
+    ew.sqrt_p: _unary_math("sqrt"), ew.cbrt_p: _unary_math("cbrt"),
+    ew.rsqrt_p: lambda a, i, o, p: f"({literal(1, o)} / np.sqrt({a[0]}))",
+    ew.erf_p: _call("math.erf"),
+    rb.threefry2x32_xor_p: _call("vm.threefry2x32_xor"),
+    rb.mul_add_p: lambda a, i, o, p: (f"vm._fma_f32({a[0]}, {a[1]}, {a[2]})" if np.dtype(o) == np.float32
+                                      else f"vm._fma({a[0]}, {a[1]}, {a[2]})"),
+    ew.abs_p: lambda a, i, o, p: f"abs({a[0]})", ew.sign_p: _call("sh.sign"),
+    ew.floor_p: _unary_math("floor"), ew.ceil_p: _unary_math("ceil"),
+    ew.round_p: lambda a, i, o, p: (f"np.rint({a[0]})" if p.get("rounding_method") == 1
+                                    else f"sh.round_away({a[0]})"),
+    ew.is_finite_p: lambda a, i, o, p: f"np.isfinite({a[0]})",
+    ew.eq_p: _binop("=="), ew.ne_p: _binop("!="), ew.lt_p: _binop("<"), ew.le_p: _binop("<="),
+    ew.gt_p: _binop(">"), ew.ge_p: _binop(">="),
+    ew.and_p: _binop("&"), ew.or_p: _binop("|"), ew.xor_p: _binop("^"),
+    ew.not_p: lambda a, i, o, p: f"(not {a[0]})" if np.dtype(o) == np.bool_ else f"(~{a[0]})",
+    ew.select_n_p: _select_n, ew.convert_element_type_p: _convert,
+    ew.bitcast_convert_type_p: _bitcast_convert,
+    ew.clamp_p: lambda a, i, o, p: f"sh.fmin(sh.fmax({a[1]}, {a[0]}), {a[2]})",
+    ew.shift_left_p: _binop("<<"), ew.shift_right_arithmetic_p: _binop(">>"),
+    ew.shift_right_logical_p: lambda a, i, o, p: (
         f"{np_type(o)}({_unsigned(o)}({a[0]}) >> {_unsigned(o)}({a[1]}))"),
 }
 
 
 # Complex parts (the primitives jnp.real/imag/conj/complex bind).
 RULES.update({
-    "real": lambda a, i, o, p: f"{a[0]}.real", "imag": lambda a, i, o, p: f"{a[0]}.imag",
-    "conj": lambda a, i, o, p: f"np.conj({a[0]})",
-    "complex": lambda a, i, o, p: f"complex({a[0]}, {a[1]})",
+    jnp_ew.real_p: lambda a, i, o, p: f"{a[0]}.real", jnp_ew.imag_p: lambda a, i, o, p: f"{a[0]}.imag",
+    jnp_ew.conj_p: _call("np.conj"),
+    jnp_ew.complex_p: _call("complex"),
 })
 
 
-def expression(name, args, in_dtypes, out_dtype, params):
-    """Source of ``name`` applied to scalar sources ``args``, cast to ``out_dtype``."""
-    expr = RULES[name](args, in_dtypes, out_dtype, params)
+# ---------------------------------------------------------------- CPU overrides
+
+def _vectorized(vm_name, neutral):
+    """vmath's ``vm.NAME_f32``/``_f64`` where it exists for the result dtype, else ``neutral``."""
+    def rule(args, in_dtypes, out_dtype, params):
+        suffix = {np.dtype(np.float32): "_f32", np.dtype(np.float64): "_f64"}.get(np.dtype(out_dtype))
+        if suffix and hasattr(_vmath, vm_name + suffix):
+            return f"vm.{vm_name}{suffix}({', '.join(args)})"
+        if neutral is None:
+            raise NotImplementedError(f"{vm_name} of {np.dtype(out_dtype).name} has no CPU lowering")
+        return neutral(args, in_dtypes, out_dtype, params)
+    return rule
+
+
+CPU_OVERRIDES = {prim: _vectorized(vm_name, RULES.get(prim)) for prim, vm_name in (
+    (ew.exp_p, "exp"), (ew.log_p, "log"), (ew.log1p_p, "log1p"), (ew.expm1_p, "expm1"),
+    (ew.tanh_p, "tanh"), (ew.logistic_p, "logistic"), (ew.sin_p, "sin"), (ew.cos_p, "cos"),
+    (ew.tan_p, "tan"), (ew.atan_p, "atan"), (ew.atan2_p, "atan2"), (ew.erf_p, "erf"),
+    (ew.erf_inv_p, "erf_inv"), (ew.pow_p, "pow"))}
+
+
+def rule_for(prim, overrides=CPU_OVERRIDES):
+    """A backend's scalar rule for ``prim``: its override, else the neutral rule."""
+    rule = overrides.get(prim) or RULES.get(prim)
+    if rule is None:
+        raise NotImplementedError(f"no scalar lowering for primitive {prim.name}")
+    return rule
+
+
+def expression(prim, args, in_dtypes, out_dtype, params, overrides=CPU_OVERRIDES):
+    """Source of ``prim`` applied to scalar sources ``args``, cast to ``out_dtype``."""
+    expr = rule_for(prim, overrides)(args, in_dtypes, out_dtype, params)
     if np.dtype(out_dtype) == np.bool_:
         return expr
     return f"{np_type(out_dtype)}({expr})"
@@ -185,10 +201,6 @@ def expression(name, args, in_dtypes, out_dtype, params):
 
 def _unsigned(dtype):
     return np_type(np.dtype(f"u{np.dtype(dtype).itemsize}"))
-
-
-def is_elementwise(name):
-    return name in RULES
 
 
 from . import scalar_special  # noqa: E402,F401  (registers its RULES)

@@ -1,10 +1,22 @@
-"""Small scalar functions the generated code calls (inlined by Numba, so loops still vectorize)."""
+"""Small scalar functions the generated code calls (inlined by Numba, so loops still vectorize).
+
+Plain Python until ``ensure_jitted()`` rebinds them to ``numba.njit(inline="always")`` dispatchers
+(importing this module imports no Numba); ``PLAIN`` keeps the plain functions.
+"""
 import math
 
-import numba
 import numpy as np
 
-_inline = numba.njit(inline="always")
+from .inline_registry import InlineRegistry
+
+_inline = InlineRegistry(globals(), inline="always")
+JIT_FUNCTIONS = _inline.functions
+
+
+def ensure_jitted():
+    """Rebind every function of this module to its Numba dispatcher (idempotent, thread-safe).
+    Call before compiling Numba code that uses this module."""
+    _inline.jit_all()
 
 
 @_inline
@@ -82,3 +94,7 @@ def _make_f2i(dtype):
 
 f2i_int8, f2i_int16, f2i_int32, f2i_int64 = (_make_f2i(t) for t in (np.int8, np.int16, np.int32, np.int64))
 f2i_uint8, f2i_uint16, f2i_uint32, f2i_uint64 = (_make_f2i(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+
+
+# name -> plain Python function, whatever the binding state (the f2i_* closures all share __name__ "f2i").
+PLAIN = _inline.plain_by_name()

@@ -1,5 +1,7 @@
 """Scalar expressions for special functions (see scalar.py): calls into special_helpers,
 imported by generated code as ``sp``."""
+from numjax.lax import special as sl
+
 from .scalar import RULES
 
 
@@ -8,17 +10,17 @@ def _helper(name):
 
 
 RULES.update({
-    "lgamma": _helper("lgamma"),
-    "digamma": _helper("digamma"),
-    "polygamma": _helper("polygamma"),
-    "igamma": _helper("igamma"),
-    "igammac": _helper("igammac"),
-    "igamma_grad_a": _helper("igamma_grad_a"),
-    "random_gamma_grad": _helper("random_gamma_grad"),
-    "regularized_incomplete_beta": _helper("betainc"),
-    "zeta": _helper("zeta"),
-    "bessel_i0e": _helper("bessel_i0e"),
-    "bessel_i1e": _helper("bessel_i1e"),
-    "ndtri": _helper("ndtri"),
-    "erfc": lambda args, in_dtypes, out_dtype, params: f"math.erfc({args[0]})",
+    sl.lgamma_p: _helper("lgamma"),
+    sl.digamma_p: _helper("digamma"),
+    sl.polygamma_p: _helper("polygamma"),
+    sl.igamma_p: _helper("igamma"),
+    sl.igammac_p: _helper("igammac"),
+    sl.igamma_grad_a_p: _helper("igamma_grad_a"),
+    sl.random_gamma_grad_p: _helper("random_gamma_grad"),
+    sl.regularized_incomplete_beta_p: _helper("betainc"),
+    sl.zeta_p: _helper("zeta"),
+    sl.bessel_i0e_p: _helper("bessel_i0e"),
+    sl.bessel_i1e_p: _helper("bessel_i1e"),
+    sl.ndtri_p: _helper("ndtri"),
+    sl.erfc_p: lambda args, in_dtypes, out_dtype, params: f"math.erfc({args[0]})",
 })

@@ -15,8 +15,11 @@ compiles to packed AVX code.  Every public function exists as ``NAME_f32`` and
 ``NAME_f64`` for NAME in exp, log, log1p, expm1, tanh, logistic, sin, cos,
 erf, pow (pow takes two arguments); float32 also has tan and atan2.
 
-How they are compiled: each function is ``numba.njit(inline='always')`` so it
-is inlined into the caller's Numba IR whatever its size (LLVM's own inliner
+How they are compiled: ``ensure_jitted()`` (call it before compiling Numba
+code that uses them; importing this module imports no Numba) rebinds each
+function to ``numba.njit(inline='always')`` of it, and ``PLAIN`` keeps the
+plain Python functions for numjax's own LLVM IR translator.  Each is
+inlined into the caller's Numba IR whatever its size (LLVM's own inliner
 gives up on the larger ones, and an out-of-line call blocks vectorization).
 Inlined code is typed with the *caller's* flags, so the bodies avoid every
 operation whose meaning depends on them: float division goes through
@@ -46,11 +49,9 @@ smallest giving a relative error below ~2^-57 for the term they approximate.
 import math
 from fractions import Fraction
 
-import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import types
-from numba.extending import intrinsic, overload
+
+from .inline_registry import InlineRegistry
 
 __all__ = [
     "exp_f32", "exp_f64", "log_f32", "log_f64", "log1p_f32", "log1p_f64",
@@ -60,7 +61,10 @@ __all__ = [
     "tan_f32", "atan2_f32", "atan_f32",
 ]
 
-_inline = numba.njit(inline="always", fastmath=False, cache=False)
+# Marks the functions ensure_jitted() wraps with numba.njit(**these flags); until then they are the
+# plain Python functions (importing this module imports neither Numba nor llvmlite).
+_inline = InlineRegistry(globals(), inline="always", fastmath=False, cache=False)
+JIT_FUNCTIONS = _inline.functions
 
 F = np.float32
 D = np.float64
@@ -68,49 +72,10 @@ D = np.float64
 
 # --------------------------------------------------------------------------
 # Low-level helpers.  Each is a plain Python function (used when the JIT is
-# disabled) with a Numba overload that lowers it to one LLVM instruction.
+# disabled, and read by the LLVM IR translator) which ensure_jitted() gives a
+# Numba overload lowering it to one LLVM instruction.  They stay plain module
+# attributes in both binding states: Numba finds the overload by function.
 # --------------------------------------------------------------------------
-
-def _llvm_helper(pyfunc, build):
-    """Register ``build(builder, args, llvm_type)`` as the Numba lowering of
-    pyfunc (arity 1 to 3).  ``pyfunc._restype(argtypes)`` gives the result
-    type (None: not applicable).  The Python body stays the behaviour under
-    NUMBA_DISABLE_JIT=1.
-    """
-    def typer(args):
-        restype = pyfunc._restype(args)
-        if restype is None:
-            return None
-
-        def codegen(context, builder, sig, llargs):
-            return build(builder, llargs, context.get_value_type(sig.return_type))
-        return restype(*args), codegen
-
-    # @intrinsic needs a fixed arity, hence one variant per argument count.
-    nargs = pyfunc.__code__.co_argcount
-    if nargs == 1:
-        impl = intrinsic(lambda typingctx, a: typer((a,)))
-        overload(pyfunc, inline="always")(lambda a: lambda a: impl(a))
-    elif nargs == 2:
-        impl = intrinsic(lambda typingctx, a, b: typer((a, b)))
-        overload(pyfunc, inline="always")(lambda a, b: lambda a, b: impl(a, b))
-    else:
-        impl = intrinsic(lambda typingctx, a, b, c: typer((a, b, c)))
-        overload(pyfunc, inline="always")(
-            lambda a, b, c: lambda a, b, c: impl(a, b, c))
-    return pyfunc
-
-
-def _same_float(args):
-    t = args[0]
-    if isinstance(t, types.Float) and all(a == t for a in args):
-        return t
-    return None
-
-
-def _bits_type(src, dst):
-    return lambda args: dst if args[0] == src else None
-
 
 def _f32_bits(x):
     """float32 -> its IEEE bit pattern as int32."""
@@ -156,41 +121,9 @@ def _fma(a, b, c):
         return D(math.copysign(math.inf, exact))
 
 
-_f32_bits._restype = _bits_type(types.float32, types.int32)
-_f32_from_bits._restype = _bits_type(types.int32, types.float32)
-_f64_bits._restype = _bits_type(types.float64, types.int64)
-_f64_from_bits._restype = _bits_type(types.int64, types.float64)
-_fdiv._restype = _same_float
-_rint._restype = _same_float
-_fma._restype = lambda args: types.float64 if _same_float(args) == types.float64 else None
-
-
-def _bitcast(builder, args, ty):
-    return builder.bitcast(args[0], ty)
-
-
-def _call_intrinsic(name):
-    def build(builder, args, ty):
-        fnty = ir.FunctionType(ty, [ty] * len(args))
-        fn = builder.module.declare_intrinsic(name, [ty], fnty)
-        return builder.call(fn, args)
-    return build
-
-
-for _f in (_f32_bits, _f32_from_bits, _f64_bits, _f64_from_bits):
-    _llvm_helper(_f, _bitcast)
-_llvm_helper(_fdiv, lambda builder, args, ty: builder.fdiv(args[0], args[1]))
-_llvm_helper(_rint, _call_intrinsic("llvm.rint"))
-_llvm_helper(_fma, _call_intrinsic("llvm.fma"))
-
-
 def _fma_f32(a, b, c):
     """float32 a * b + c with a single rounding (llvm.fma.f32)."""
     return F(_fma(D(a), D(b), D(c)))
-
-
-_fma_f32._restype = lambda args: types.float32 if _same_float(args) == types.float32 else None
-_llvm_helper(_fma_f32, _call_intrinsic("llvm.fma"))
 
 
 def _floor(x):
@@ -198,8 +131,89 @@ def _floor(x):
     return np.floor(x)
 
 
-_floor._restype = _same_float
-_llvm_helper(_floor, _call_intrinsic("llvm.floor"))
+def _libm_pow(x, y):
+    """C pow (math.pow when compiled; numpy's, without domain errors, in Python mode)."""
+    with np.errstate(all="ignore"):
+        return np.power(x, y)
+
+
+def _llvm_helper(pyfunc, restype, build):
+    """Register ``build(builder, args, llvm_type)`` as the Numba lowering of
+    pyfunc (arity 1 to 3).  ``restype(argtypes)`` gives the result type
+    (None: not applicable).  The Python body stays the behaviour under
+    NUMBA_DISABLE_JIT=1.
+    """
+    from numba.extending import intrinsic, overload
+
+    def typer(args):
+        result = restype(args)
+        if result is None:
+            return None
+
+        def codegen(context, builder, sig, llargs):
+            return build(builder, llargs, context.get_value_type(sig.return_type))
+        return result(*args), codegen
+
+    # @intrinsic needs a fixed arity, hence one variant per argument count.
+    nargs = pyfunc.__code__.co_argcount
+    if nargs == 1:
+        impl = intrinsic(lambda typingctx, a: typer((a,)))
+        overload(pyfunc, inline="always")(lambda a: lambda a: impl(a))
+    elif nargs == 2:
+        impl = intrinsic(lambda typingctx, a, b: typer((a, b)))
+        overload(pyfunc, inline="always")(lambda a, b: lambda a, b: impl(a, b))
+    else:
+        impl = intrinsic(lambda typingctx, a, b, c: typer((a, b, c)))
+        overload(pyfunc, inline="always")(
+            lambda a, b, c: lambda a, b, c: impl(a, b, c))
+    return pyfunc
+
+
+def _register_llvm_lowerings():
+    """The Numba lowerings of the low-level helpers (run once, by ensure_jitted)."""
+    from llvmlite import ir
+    from numba.core import types
+    from numba.extending import overload
+
+    def same_float(args):
+        t = args[0]
+        if isinstance(t, types.Float) and all(a == t for a in args):
+            return t
+        return None
+
+    def bits_type(src, dst):
+        return lambda args: dst if args[0] == src else None
+
+    def float_only(ty):
+        return lambda args: ty if same_float(args) == ty else None
+
+    def bitcast(builder, args, ty):
+        return builder.bitcast(args[0], ty)
+
+    def call_intrinsic(name):
+        def build(builder, args, ty):
+            fnty = ir.FunctionType(ty, [ty] * len(args))
+            fn = builder.module.declare_intrinsic(name, [ty], fnty)
+            return builder.call(fn, args)
+        return build
+
+    _llvm_helper(_f32_bits, bits_type(types.float32, types.int32), bitcast)
+    _llvm_helper(_f32_from_bits, bits_type(types.int32, types.float32), bitcast)
+    _llvm_helper(_f64_bits, bits_type(types.float64, types.int64), bitcast)
+    _llvm_helper(_f64_from_bits, bits_type(types.int64, types.float64), bitcast)
+    _llvm_helper(_fdiv, same_float, lambda builder, args, ty: builder.fdiv(args[0], args[1]))
+    _llvm_helper(_rint, same_float, call_intrinsic("llvm.rint"))
+    _llvm_helper(_fma, float_only(types.float64), call_intrinsic("llvm.fma"))
+    _llvm_helper(_fma_f32, float_only(types.float32), call_intrinsic("llvm.fma"))
+    _llvm_helper(_floor, same_float, call_intrinsic("llvm.floor"))
+    overload(_libm_pow, inline="always")(lambda x, y: lambda x, y: math.pow(x, y))
+
+
+def ensure_jitted():
+    """Register the helpers' Numba lowerings and rebind every marked function of this module to
+    its ``numba.njit(inline="always")`` dispatcher (idempotent, thread-safe).  Call before
+    compiling Numba code that uses this module; ``PLAIN`` keeps the plain functions."""
+    _inline.jit_all(_register_llvm_lowerings)
 
 
 @_inline
@@ -411,15 +425,6 @@ def cos_f32(x):
 @_inline
 def tan_f32(x):
     return F(math.tan(x)) if abs(x) < np.inf else F(np.nan)   # (math.tan(inf) raises in Python)
-
-
-def _libm_pow(x, y):
-    """C pow (math.pow when compiled; numpy's, without domain errors, in Python mode)."""
-    with np.errstate(all="ignore"):
-        return np.power(x, y)
-
-
-overload(_libm_pow, inline="always")(lambda x, y: lambda x, y: math.pow(x, y))
 
 
 @_inline
@@ -1068,3 +1073,7 @@ def threefry2x32_xor(k0, k1, x0, x1):
     x0, x1 = _tf_rounds(x0, x1, 13, 15, 26, 6)
     x0, x1 = _U(x0 + k2), _U(x1 + _U(k0 + _U(5)))
     return _U(x0 ^ x1)
+
+
+# name -> plain Python function, whatever the binding state (the translator's source of truth).
+PLAIN = _inline.plain_by_name()

@@ -3,14 +3,12 @@ calls interpreters (``interpreters/``) and dispatch (``dispatch.py``)."""
 import contextlib
 import functools
 import inspect
-import weakref
 
 import numpy as np
 
-from . import core, dtypes, tree_util
+from . import core, dispatch, tree_util
 from .array import Array
 from .config import config
-from .dispatch import Stats, compiled_executable, describe_miss, jit_p, log_compile
 from .api_util import flatten_fun_nokwargs
 from .interpreters import partial_eval as pe
 from .numpy._util import asarray_leaf
@@ -137,64 +135,11 @@ def _hashable_static(val):
     return val
 
 
-def _leaf_sig(x):
-    t = type(x)
-    if t is Array:
-        v = x._value
-        return (v.shape, v.dtype, x.weak_type)
-    if t in (int, float, complex):
-        return ((), dtypes.python_scalar_dtype(x), True)
-    if t is bool:
-        return ((), dtypes.bool_, False)
-    if isinstance(x, core.Tracer):
-        a = x.aval
-        return (a.shape, a.dtype, a.weak_type)
-    try:
-        aval = core.get_aval(x)
-    except TypeError:
-        raise TypeError(f"Argument '{x!r}' of type {type(x)} is not a valid JAX type") from None
-    return (aval.shape, aval.dtype, aval.weak_type)
-
-
-def _leaf_value(x, sig):
-    """numpy value for a jit input leaf, in its JAX dtype."""
-    if type(x) is Array:
-        return x._value
-    return np.asarray(x._value if isinstance(x, Array) else x, dtype=sig[1])
-
-
 # ---------------------------------------------------------------- jit
 
-def _under_transformation(args, kwargs):
-    if core._no_trace_active():
-        return False
-    leaves = tree_util.tree_leaves((args, kwargs))
-    return not isinstance(core.find_top_trace(leaves), pe.DynamicJaxprTrace)
-
-
-class _CacheEntry:
-    __slots__ = ("closed", "out_tree", "executable", "out_avals", "single")
-
-    def __init__(self, closed, out_tree):
-        self.closed, self.out_tree = closed, out_tree
-        self.executable = None
-        self.out_avals = closed.out_avals
-        self.single = out_tree.node is None   # the function returned one array
-
-
-_trace_caches = weakref.WeakKeyDictionary()   # fun -> {key: _CacheEntry}
-_strong_caches = {}                           # for callables that cannot be weakly referenced
-
-
-def _cache_for(fun):
-    try:
-        return _trace_caches.setdefault(fun, {})
-    except TypeError:
-        return _strong_caches.setdefault(fun, {})
-
-
 class Jitted:
-    """What ``jit(f)`` returns: calls trace once per signature, compile once, then run."""
+    """What ``jit(f)`` returns. Argument handling lives here (statics, pytrees, names for
+    error messages); tracing, the caches and running live in ``dispatch.JitCache``."""
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline):
         functools.update_wrapper(self, fun, updated=())
@@ -203,10 +148,10 @@ class Jitted:
         self._fun = fun
         self._static_nums, self._static_names, self._positional = _normalize_static(
             fun, static_argnums, static_argnames)
-        self._cache = _cache_for(fun)
-        self._fast = {}   # positional-Arrays-only calls: leaf signature -> entry
-        self.stats = Stats()
+        self._dispatch = dispatch.JitCache(fun, self.__name__)
         self._inline = inline
+
+    stats = property(lambda self: self._dispatch.stats)
 
     def __repr__(self):
         return f"<PjitFunction of {self._fun!r}>"   # JAX's wording
@@ -214,69 +159,27 @@ class Jitted:
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
 
-    # -- the call path
     def __call__(self, *args, **kwargs):
-        if not kwargs and core._no_trace_active():
-            # The common call: positional Arrays, no statics. Skips pytree flattening.
-            try:
-                vals = [a._value for a in args]
-                sig = (tuple([(v.shape, v.dtype.char, v.flags.c_contiguous) for v in vals]),
-                       tuple([a.weak_type for a in args]), config._epoch)
-            except AttributeError:
-                sig = None
-            fast = self._fast.get(sig) if sig is not None else None
-            if fast is not None and not config.jax_disable_jit:
-                entry, native = fast
-                self.stats.trace_hits += 1
-                if native is not None:
-                    outs = native(*vals)
-                    if entry.single:
-                        return Array(outs[0], entry.out_avals[0].weak_type)
-                    outs = [Array(o, a.weak_type) for o, a in zip(outs, entry.out_avals)]
-                else:
-                    outs = entry.executable.call_arrays(vals)
-                return outs[0] if entry.single else tree_util.tree_unflatten(entry.out_tree, outs)
-            result = self._call_general(args, kwargs)
-            if sig is not None:
-                self._remember_fast(sig, args, vals, kwargs)
-            return result
-        return self._call_general(args, kwargs)
-
-    def _remember_fast(self, sig, args, vals, kwargs):
-        if self._static_nums or self._static_names or config.jax_disable_jit:
-            return
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-        key = (in_tree, tuple(map(_leaf_sig, leaves)), (), config._epoch)
-        entry = self._cache.get(key)
-        if entry is not None and entry.executable is not None:
-            self._fast[sig] = (entry, entry.executable.specialize(vals))
-
-    def _call_general(self, args, kwargs):
-        if config.jax_disable_jit or _under_transformation(args, kwargs):
-            # Under grad/jvp (and later vmap) the function is inlined into the enclosing
-            # transformation; an enclosing jit then compiles the whole result at once.
+        if not kwargs:
+            out = self._dispatch.call_fast(args)
+            if out is not dispatch.MISS:
+                return out
+        if config.jax_disable_jit or (self._inline and not core._no_trace_active()):
             return self._fun(*args, **kwargs)
+        program, leaves = self._program(args, kwargs)
+        fast_args = None if kwargs or self._static_nums or self._static_names else args
+        return self._dispatch.call(program, leaves, fast_args)
+
+    def _program(self, args, kwargs):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        sigs = tuple(map(_leaf_sig, leaves))
-        key = (in_tree, sigs, statics, config._epoch)
-        entry = self._cache.get(key)
-        if entry is None:
-            entry = self._trace(key, dyn_args, dyn_kwargs, statics, leaves, in_tree, sigs)
-        else:
-            self.stats.trace_hits += 1
-        if core._no_trace_active():
-            outs = self._execute(entry, leaves, sigs)
-        else:
-            outs = jit_p.bind(*leaves, jaxpr=entry.closed, name=self.__name__)
-        return tree_util.tree_unflatten(entry.out_tree, outs)
+        names = self._leaf_names(len(dyn_args), dyn_kwargs, in_tree)
 
-    def _execute(self, entry, leaves, sigs):
-        exe = entry.executable
-        if exe is None:
-            exe = entry.executable = compiled_executable(entry.closed, self.__name__)
-        vals = [_leaf_value(x, s) for x, s in zip(leaves, sigs)]
-        return exe.call_arrays(vals)
+        def trace(avals):
+            flat_fun, out_tree = self._flat_fun(statics, in_tree)
+            closed = pe.trace_to_jaxpr(flat_fun, avals, pe.debug_info(self._fun, "jit", names))
+            return closed, out_tree[0]
+        return self._dispatch.program(leaves, in_tree, statics, trace, names), leaves
 
     def _split(self, args, kwargs):
         if not self._static_nums and not self._static_names:
@@ -296,19 +199,7 @@ class Jitted:
                 dyn_kwargs[k] = v
         return tuple(dyn_args), dyn_kwargs, tuple(statics)
 
-    def _trace(self, key, dyn_args, dyn_kwargs, statics, leaves, in_tree, sigs):
-        self.stats.trace_misses += 1
-        flat_fun, out_tree_box = self._flat_fun(dyn_args, dyn_kwargs, statics, in_tree)
-        avals = [core.ShapedArray(*s) for s in sigs]
-        names = self._leaf_names(len(dyn_args), dyn_kwargs, in_tree, leaves)
-        info = pe.debug_info(self._fun, "jit", names)
-        log_compile(self.__name__, avals, describe_miss(key, list(self._cache), names))
-        closed = pe.trace_to_jaxpr(flat_fun, avals, info)
-        entry = _CacheEntry(closed, out_tree_box[0])
-        self._cache[key] = entry
-        return entry
-
-    def _flat_fun(self, dyn_args, dyn_kwargs, statics, in_tree):
+    def _flat_fun(self, statics, in_tree):
         static_pos = {k: v for k, v in statics if isinstance(k, int)}
         static_kw = {k: v for k, v in statics if isinstance(k, str)}
 
@@ -319,7 +210,7 @@ class Jitted:
             return self._fun(*full, **kw, **static_kw)
         return flatten_fun_nokwargs(with_statics, in_tree)
 
-    def _leaf_names(self, n_dyn, dyn_kwargs, in_tree, leaves):
+    def _leaf_names(self, n_dyn, dyn_kwargs, in_tree):
         positional = self._positional or []
         dyn_positions = [i for i in range(n_dyn + len(self._static_nums)) if i not in self._static_nums]
         names = []
@@ -333,14 +224,13 @@ class Jitted:
 
     # -- JAX's inspection API
     def _cache_size(self):
-        return len(self._cache)
+        return len(self._dispatch.programs)
 
     def clear_cache(self):
-        self._cache.clear()
-        self._fast.clear()
+        self._dispatch.clear()
 
     def trace(self, *args, **kwargs):
-        return Traced(self, args, kwargs)
+        return Traced(self, self._program(args, kwargs)[0])
 
     def lower(self, *args, **kwargs):
         return self.trace(*args, **kwargs).lower()
@@ -350,47 +240,40 @@ class Jitted:
 
 
 class Traced:
-    def __init__(self, jitted, args, kwargs):
-        dyn_args, dyn_kwargs, statics = jitted._split(args, kwargs)
-        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        sigs = tuple(map(_leaf_sig, leaves))
-        key = (in_tree, sigs, statics, config._epoch)
-        entry = jitted._cache.get(key) or jitted._trace(key, dyn_args, dyn_kwargs, statics, leaves, in_tree, sigs)
-        self._jitted, self._entry = jitted, entry
-        self.jaxpr = entry.closed
+    def __init__(self, jitted, program):
+        self._jitted, self._program = jitted, program
+        self.jaxpr = program.closed
 
     @property
     def out_info(self):
-        from .api import ShapeDtypeStruct
         return tree_util.tree_unflatten(
-            self._entry.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in self._entry.out_avals])
+            self._program.out_tree,
+            [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in self._program.out_avals])
 
     def lower(self):
-        return Lowered(self._jitted, self._entry)
+        return Lowered(self._jitted, self._program)
 
 
 class Lowered:
-    def __init__(self, jitted, entry):
-        self._jitted, self._entry = jitted, entry
-        from .lowering import compile as lowering_compile
-        self._lowered = lowering_compile.lower_jaxpr(entry.closed, jitted.__name__)
+    """``jit(f).lower(...)``: the program as the backend lowers it (``as_text``)."""
+
+    def __init__(self, jitted, program):
+        self._jitted, self._program = jitted, program
 
     def as_text(self):
-        return self._lowered.text
+        return self._program.executable(self._jitted.__name__).source
 
     def compile(self):
-        if self._entry.executable is None:
-            self._entry.executable = compiled_executable(self._entry.closed, self._jitted.__name__)
-        self._entry.executable.ensure_compiled()
-        return Compiled(self._jitted, self._entry)
+        return Compiled(self._jitted, self._program)
 
 
 class Compiled:
-    def __init__(self, jitted, entry):
-        self._jitted, self._entry = jitted, entry
+    def __init__(self, jitted, program):
+        self._jitted, self._program = jitted, program
+        self.executable = program.executable(jitted.__name__)
 
     def as_text(self):
-        return self._entry.executable.source
+        return self.executable.source
 
     def __call__(self, *args, **kwargs):
         return self._jitted(*args, **kwargs)
@@ -460,7 +343,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
 def _abstractify(x):
     if isinstance(x, ShapeDtypeStruct):
         return x.aval
-    return core.ShapedArray(*_leaf_sig(x))
+    return core.ShapedArray(*dispatch.leaf_signature(x))
 
 
 def eval_shape(fun, *args, **kwargs):

@@ -25,9 +25,13 @@ class Config:
         self.jax_platform_name = os.environ.get("JAX_PLATFORM_NAME", "")
         self.jax_platforms = os.environ.get("JAX_PLATFORMS")
         self.numjax_persistent_cache = _env_flag("NUMJAX_PERSISTENT_CACHE", default=True)
+        # Size limit of the disk cache; least-recently-used entries are evicted past it.
+        self.numjax_cache_max_bytes = int(os.environ.get("NUMJAX_CACHE_MAX_BYTES", 1 << 30))
         # Elementwise loops at least this large run with prange; 0 disables.
         self.numjax_parallel_threshold = int(os.environ.get("NUMJAX_PARALLEL_THRESHOLD", 1 << 18))
         self.numjax_num_threads = int(os.environ.get("NUMJAX_NUM_THREADS", 0))
+        # Run the LLVM backend's kernels as plain Python (for stepping through them).
+        self.numjax_debug_python = _env_flag("NUMJAX_DEBUG_PYTHON")
         self._epoch = 0
 
     def update(self, name, value):

@@ -9,7 +9,6 @@ transformation) plus an optional *dynamic* trace (``jit``/``make_jaxpr``)
 that stages out every operation, even ones on constants.
 """
 import contextlib
-import itertools
 
 import numpy as np
 
@@ -177,10 +176,6 @@ def full_lower(val):
     return val.full_lower() if isinstance(val, Tracer) else val
 
 
-def cur_level():
-    return len(trace_stack) - 1
-
-
 # ---------------------------------------------------------------- tracers
 
 class Tracer:
@@ -279,5 +274,3 @@ IMMUTABLE_MESSAGE = (
     "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
     "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
 
-
-_fresh_ids = itertools.count()

@@ -11,7 +11,8 @@ import functools
 import inspect
 
 from . import core, tree_util
-from .interpreters import ad
+from .interpreters import ad, batching
+from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, _jaxprs_in_params, param_printers
 from .api_util import flatten_fun
 from .lax._base import make_primitive
 from .numpy._util import asarray_leaf
@@ -96,20 +97,48 @@ class custom_jvp:
     def __call__(self, *args, **kwargs):
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} using defjvp.")
-        args, nondiff, tree, trace, primals, tangents = _prepare_call(self, args, kwargs)
-        if trace is None:
-            return self.fun(*args)
-        tangents = [ad.instantiate(t) for t in tangents]
+        return _call_with_rule(self, custom_jvp_call_p, _custom_jvp_rule, args, kwargs)
+
+
+def _custom_jvp_rule(custom, nondiff, tree):
+    """The user's JVP rule on flat (primals, tangents) -> (outputs, output tangents)."""
+    def rule(primals, tangents):
         p_args = tree_util.tree_unflatten(tree, primals)
-        t_args = tree_util.tree_unflatten(tree, tangents)
-        out, t_out = self.jvp(*nondiff, tuple(p_args), tuple(t_args))
+        t_args = tree_util.tree_unflatten(tree, [ad.instantiate(t) for t in tangents])
+        out, t_out = custom.jvp(*nondiff, tuple(p_args), tuple(t_args))
         out_leaves, out_tree = tree_util.tree_flatten(out)
         t_leaves, t_tree = tree_util.tree_flatten(t_out)
         if out_tree != t_tree:
             raise TypeError("Custom JVP rule must produce primal and tangent outputs with equal container "
                             f"(pytree) structures, but got {out_tree} and {t_tree} respectively.")
-        wrapped = [ad.JVPTracer(trace, _leaf(p), _leaf(t)) for p, t in zip(out_leaves, t_leaves)]
-        return tree_util.tree_unflatten(out_tree, wrapped)
+        return [_leaf(p) for p in out_leaves], [_leaf(t) for t in t_leaves], out_tree
+    return _Rule(rule, getattr(custom.jvp, "__name__", "jvp"))
+
+
+def _call_with_rule(custom, prim, make_rule, args, kwargs):
+    """``custom.fun(*args)``, answered by its rule when a JVP sees the call, and staged as
+    one ``prim`` equation (which keeps the rule) under any other trace."""
+    args, nondiff, tree, trace, primals, tangents = _prepare_call(custom, args, kwargs)
+    if trace is None and core._no_trace_active():
+        return custom.fun(*args)
+    rule = make_rule(custom, nondiff, tree)
+    if trace is None:
+        return _stage(custom, prim, rule, args, nondiff, tree)
+    out_leaves, t_leaves, out_tree = rule(primals, tangents)
+    return tree_util.tree_unflatten(out_tree, [ad.JVPTracer(trace, p, t) for p, t in zip(out_leaves, t_leaves)])
+
+
+class _Rule:
+    """A custom rule as an equation parameter: callable, printed by its name."""
+
+    def __init__(self, fn, name):
+        self.fn, self.name = fn, name
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def __repr__(self):
+        return self.name
 
 
 # ---------------------------------------------------------------- custom_vjp
@@ -161,21 +190,24 @@ class custom_vjp:
     def __call__(self, *args, **kwargs):
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} using defvjp.")
-        args, nondiff, tree, trace, primals, tangents = _prepare_call(self, args, kwargs)
-        if trace is None:
-            return self.fun(*args)
-        p_args = tree_util.tree_unflatten(tree, primals)
-        out, res = self.fwd(*nondiff, *p_args)
+        return _call_with_rule(self, custom_vjp_call_p, _custom_vjp_rule, args, kwargs)
+
+
+def _custom_vjp_rule(custom, nondiff, tree):
+    """Forward mode of a custom_vjp function: ``fwd`` now, and a ``custom_lin`` equation
+    (transposed by ``bwd``) for the tangents."""
+    def rule(primals, tangents):
+        out, res = custom.fwd(*nondiff, *tree_util.tree_unflatten(tree, primals))
         out_leaves, out_tree = tree_util.tree_flatten(out)
         res_leaves, res_tree = tree_util.tree_flatten(res)
         in_avals = tuple(ad._tangent_aval(core.get_aval(_leaf(p))) for p in primals)
         out_avals = tuple(ad._tangent_aval(core.get_aval(_leaf(o))) for o in out_leaves)
         t_outs = custom_lin_p.bind(*[_leaf(r) for r in res_leaves], *map(ad.instantiate, tangents),
-                                   num_res=len(res_leaves), bwd=self.bwd, out_avals=out_avals,
+                                   num_res=len(res_leaves), bwd=custom.bwd, out_avals=out_avals,
                                    in_tree=(tree, res_tree, in_avals), out_tree=out_tree,
                                    nondiff=tuple(nondiff))
-        wrapped = [ad.JVPTracer(trace, _leaf(p), t) for p, t in zip(out_leaves, t_outs)]
-        return tree_util.tree_unflatten(out_tree, wrapped)
+        return [_leaf(o) for o in out_leaves], t_outs, out_tree
+    return _Rule(rule, getattr(custom.fwd, "__name__", "fwd"))
 
 
 # ---------------------------------------------------------------- checkpoint / remat
@@ -224,3 +256,120 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
 
 
 remat = checkpoint
+
+
+# ---------------------------------------------------------------- staged custom calls
+# Under jit (or vmap) a custom-rule function is staged as one equation holding its
+# traced body and its rule, as JAX's custom_jvp_call / custom_vjp_call: a transformation
+# applied later to that jaxpr (grad of a jitted function) still answers it by the rule.
+# The closed-over values of the body are its leading operands (``num_consts``).
+
+def _stage(custom, prim, rule, args, nondiff, tree):
+    from .interpreters import partial_eval as pe
+    diff_leaves = [_leaf(x) for x in tree_util.tree_leaves(_split_nondiff(args, custom.nondiff_argnums)[1])]
+    out_tree_box = []
+
+    def flat(*leaves):
+        full = list(args)
+        diff = iter(tree_util.tree_unflatten(tree, leaves))
+        full = [a if i in custom.nondiff_argnums else next(diff) for i, a in enumerate(full)]
+        out_leaves, out_tree = tree_util.tree_flatten(custom.fun(*full))
+        out_tree_box.append(out_tree)
+        return [_leaf(o) for o in out_leaves]
+    jaxpr, consts = pe.closure_convert(pe.trace_to_jaxpr(flat, [core.get_aval(x) for x in diff_leaves]))
+    outs = prim.bind(*consts, *diff_leaves, call_jaxpr=ClosedJaxpr(jaxpr, []), num_consts=len(consts),
+                     rule=rule, name=custom.__name__)
+    return tree_util.tree_unflatten(out_tree_box[0], outs)
+
+
+def _custom_call_impl(*args, call_jaxpr, **_):
+    from .jaxpr import eval_jaxpr
+    return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+
+
+def _custom_call_abstract(*avals, call_jaxpr, **_):
+    return list(call_jaxpr.out_avals)
+
+
+custom_jvp_call_p = make_primitive("custom_jvp_call", _custom_call_impl, _custom_call_abstract,
+                                   multiple_results=True)
+custom_vjp_call_p = make_primitive("custom_vjp_call", _custom_call_impl, _custom_call_abstract,
+                                   multiple_results=True)
+
+
+def _custom_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, name):
+    outs, t_outs, _ = rule(primals[num_consts:], tangents[num_consts:])
+    return outs, t_outs
+
+
+def _custom_call_batch(prim):
+    @batching.needs_axis
+    def batch(vals, dims, *, axis_data, call_jaxpr, num_consts, rule, name):
+        size = axis_data.size
+        vals = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+        body = batching.batch_jaxpr(call_jaxpr.jaxpr, axis_data, [0] * len(vals))
+
+        def batched_rule(primals, tangents):
+            n, k = len(primals), len(call_jaxpr.out_avals)
+            box = []
+
+            def flat(*xs):
+                outs, t_outs, out_tree = rule(xs[:n], xs[n:])
+                box.append(out_tree)
+                return list(outs) + list(t_outs)
+            outs, out_dims = batching.batch_flat(flat, size, axis_data.name, list(primals) + list(tangents),
+                                                 [0] * (2 * n))
+            outs = [batching.matchaxis(o, d, 0, size) for o, d in zip(outs, out_dims)]
+            return outs[:k], outs[k:], box[0]
+        outs = prim.bind(*vals, call_jaxpr=ClosedJaxpr(body, []), num_consts=num_consts,
+                         rule=_Rule(batched_rule, rule.name), name=name)
+        return outs, [0] * len(outs)
+    return batch
+
+
+def _print_custom_call(params):
+    return {"name": params["name"], "call_jaxpr": params["call_jaxpr"], "jvp": params["rule"],
+            "num_consts": params["num_consts"], "symbolic_zeros": False}
+
+
+for _prim in (custom_jvp_call_p, custom_vjp_call_p):
+    ad.jvp_rules[_prim] = _custom_call_jvp
+    batching.batch_rules[_prim] = _custom_call_batch(_prim)
+    param_printers[_prim] = _print_custom_call
+
+
+def inline_custom_calls(closed):
+    """``closed`` with every custom call (nested ones included) replaced by a ``jit`` of its
+    body: what a backend compiles is only what the function computes."""
+    jaxpr = _inline_custom_calls(closed.jaxpr)
+    return closed if jaxpr is closed.jaxpr else ClosedJaxpr(jaxpr, closed.consts)
+
+
+def _inline_custom_calls(jaxpr):
+    if not _has_custom_call(jaxpr):
+        return jaxpr
+    from .dispatch import jit_p
+    eqns = []
+    for e in jaxpr.eqns:
+        if e.primitive in (custom_jvp_call_p, custom_vjp_call_p):
+            body = inline_custom_calls(e.params["call_jaxpr"])
+            eqns.append(JaxprEqn(jit_p, e.invars, e.outvars, {"jaxpr": body, "name": e.params["name"]}))
+        else:
+            eqns.append(JaxprEqn(e.primitive, e.invars, e.outvars,
+                                 {k: _inline_param(v) for k, v in e.params.items()}))
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
+
+
+def _inline_param(v):
+    if isinstance(v, ClosedJaxpr):
+        return inline_custom_calls(v)
+    if isinstance(v, Jaxpr):
+        return _inline_custom_calls(v)
+    if isinstance(v, tuple) and v and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in v):
+        return tuple(_inline_param(j) for j in v)
+    return v
+
+
+def _has_custom_call(jaxpr):
+    return any(e.primitive in (custom_jvp_call_p, custom_vjp_call_p)
+               or any(_has_custom_call(j) for j in _jaxprs_in_params(e.params)) for e in jaxpr.eqns)

@@ -1,27 +1,40 @@
-"""jit as a primitive: ``jit_p`` holds a closed jaxpr; its implementation is a cached compile.
+"""jit as a higher-order primitive, and the call path of jitted functions.
 
-Two caches: the *trace cache* (per function: input tree, leaf shapes/dtypes/weak
-types, static args and config -> traced jaxpr and executable) and the *compile
-cache* inside ``numjax.lowering`` (lowered source hash -> Numba function), so
-two programs that lower to the same source share one Numba compile.
+``jit_p`` holds a closed jaxpr; its implementation is a cached compile of that jaxpr
+(``compiled_executable``, the single entry into a backend). Like every primitive it has
+one rule per transformation, registered together under its definition: each rule
+transforms the inner jaxpr (jvp, partial evaluation, transposition, batching) and binds
+the result as a new ``jit_p``, so a jitted function stays one staged call under grad,
+vmap and control flow, as in JAX (Autodidax's ``xla_call``).
+
+Two caches: the *trace cache* (per function: input tree, leaf shapes/dtypes/weak types,
+static args and config -> ``Program``: traced jaxpr, output tree, executable), with a
+*fast path* for positional-Array calls seen before; and the backend's compile cache
+(programs that lower to the same code share one compile). Jaxprs derived from a jit's
+jaxpr by a transformation are memoized on it, so a repeated ``grad(jit(f))(x)`` reuses
+their executables too.
 """
 import logging
+import weakref
 
 import numpy as np
 
-from . import core
+from . import core, tree_util
 from .array import Array
 from .config import config
+from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
-from .jaxpr import ClosedJaxpr, eval_jaxpr, param_printers
+from .jaxpr import ClosedJaxpr, param_printers
 from .lax._base import make_primitive
 
 logger = logging.getLogger("numjax")
 
 
+# ---------------------------------------------------------------- the primitive
+
 def _jit_impl(*args, jaxpr, name):
-    exe = compiled_executable(jaxpr, name)
-    return exe.call_arrays(args)
+    vals = [np.asarray(getattr(a, "_value", a), aval.dtype) for a, aval in zip(args, jaxpr.in_avals)]
+    return compiled_executable(jaxpr, name).call_arrays(vals)
 
 
 def _jit_abstract(*avals, jaxpr, name):
@@ -32,17 +45,93 @@ jit_p = make_primitive("jit", _jit_impl, _jit_abstract, multiple_results=True)
 param_printers[jit_p] = lambda p: {"name": p["name"], "jaxpr": p["jaxpr"]}
 
 
+def _jit_jvp(primals, tangents, *, jaxpr, name):
+    tangent_avals = tuple(None if type(t) is ad.Zero else core.get_aval(t) for t in tangents)
+    jvp_jaxpr, out_nonzero = _derived(jaxpr, ("jvp", tangent_avals),
+                                      lambda: ad.jvp_closed_jaxpr(jaxpr, tangent_avals))
+    outs = bind_jit(list(primals) + [t for t in tangents if type(t) is not ad.Zero], jvp_jaxpr, name)
+    n, out_tangents = len(jaxpr.out_avals), iter(outs[len(jaxpr.out_avals):])
+    return outs[:n], [next(out_tangents) if nz else ad.Zero(ad._tangent_aval(a))
+                      for nz, a in zip(out_nonzero, jaxpr.out_avals)]
+
+
+def _jit_partial_eval(trace, tracers, *, jaxpr, name):
+    # The known part runs now (as its own jit), emitting residuals; the unknown part is staged.
+    unknowns = tuple(not t.pval.is_known for t in tracers)
+    known, unknown, out_unknowns, num_res = _derived(jaxpr, ("partial_eval", unknowns), lambda: pe.partial_eval_jaxpr(
+        jaxpr.jaxpr, unknowns, [False] * len(jaxpr.out_avals), jaxpr.consts))
+    known_outs = bind_jit([t.pval.const for t in tracers if t.pval.is_known], known, name)
+    n_known = len(known_outs) - num_res
+    residuals = [trace.instantiate_const(trace.pure(r)) for r in known_outs[n_known:]]
+    unknown_in = [trace.instantiate_const(t) for t in tracers if not t.pval.is_known]
+    staged = trace.stage(jit_p, residuals + unknown_in, {"jaxpr": ClosedJaxpr(unknown, []), "name": name}) \
+        if any(out_unknowns) else []
+    known_it, staged_it = iter(known_outs[:n_known]), iter(staged)
+    return [next(staged_it) if u else next(known_it) for u in out_unknowns]
+
+
+def _jit_transpose(cts, *args, jaxpr, name):
+    linear = tuple(ad.is_undefined(a) for a in args)
+    cts = [ad.instantiate(c) for c in cts]
+    ct_avals = tuple(core.get_aval(c) for c in cts)
+    transposed = _derived(jaxpr, ("transpose", linear, ct_avals),
+                          lambda: ad.transpose_closed_jaxpr(jaxpr, linear, ct_avals))
+    outs = iter(bind_jit([a for a in args if not ad.is_undefined(a)] + cts, transposed, name))
+    return [next(outs) if lin else None for lin in linear]
+
+
+@batching.needs_axis
+def _jit_batch(vals, dims, *, axis_data, jaxpr, name):
+    key = ("vmap", axis_data.size, axis_data.name, tuple(dims))
+    batched, out_dims = _derived(jaxpr, key, lambda: batching.batch_closed_jaxpr(jaxpr, axis_data, dims))
+    return bind_jit(vals, batched, name), out_dims
+
+
+ad.jvp_rules[jit_p] = _jit_jvp
+pe.partial_eval_rules[jit_p] = _jit_partial_eval
+ad.transpose_rules[jit_p] = _jit_transpose
+batching.batch_rules[jit_p] = _jit_batch
+
+
+def bind_jit(args, closed, name):
+    """``jit_p`` applied to ``args``. The jaxpr's constants become leading operands (as JAX
+    hoists them): transformations then see constants that are tracers of theirs, and a
+    nested jaxpr holds no constants of its own."""
+    if closed.consts:
+        hoisted, consts = _derived(closed, ("hoisted",), lambda: _hoist_consts(closed))
+        return jit_p.bind(*consts, *args, jaxpr=hoisted, name=name)
+    return jit_p.bind(*args, jaxpr=closed, name=name)
+
+
+def _hoist_consts(closed):
+    jaxpr, consts = pe.closure_convert(closed)
+    return ClosedJaxpr(jaxpr, []), consts
+
+
+def _derived(closed, key, make):
+    """``make()``, memoized on the jaxpr ``closed`` (what a transformation derives from a
+    jaxpr depends only on the jaxpr and ``key``); it lives as long as ``closed`` does."""
+    table = closed.__dict__.setdefault("_derived", {})
+    hit = table.get(key)
+    if hit is None:
+        hit = table[key] = make()
+    return hit
+
+
 def compiled_executable(closed_jaxpr, name="fn"):
-    cache = getattr(closed_jaxpr, "_executable", None)
-    if cache is None:
+    """The backend's executable for ``closed_jaxpr`` (built once per jaxpr object): an object
+    with ``call_arrays(list of ndarrays) -> list of Array`` and ``source``."""
+    exe = getattr(closed_jaxpr, "_executable", None)
+    if exe is None:
+        from .custom_derivatives import inline_custom_calls
         from .lowering import compile as lowering_compile
-        cache = lowering_compile.compile_jaxpr(closed_jaxpr, name)
-        closed_jaxpr._executable = cache
-    return cache
+        exe = lowering_compile.compile_jaxpr(inline_custom_calls(closed_jaxpr), name)
+        closed_jaxpr._executable = exe
+    return exe
 
 
 def jit_call_named(name, fun, *args):
-    """Run ``fun`` as a nested ``jit[name=...]`` when tracing, and directly when eager.
+    """Run ``fun`` as a nested ``jit[name=...]`` when staging, and directly otherwise.
 
     jnp functions that JAX implements as jitted helpers (``_where``, ``cumsum``) go
     through here so their jaxprs print like JAX's, while eager calls stay cheap.
@@ -51,8 +140,38 @@ def jit_call_named(name, fun, *args):
         return fun(*args)
     avals = [core.get_aval(a) for a in args]
     closed = pe.trace_to_jaxpr(lambda *xs: [fun(*xs)], avals)
-    outs = jit_p.bind(*args, jaxpr=closed, name=name)
-    return outs[0]
+    return bind_jit(list(args), closed, name)[0]
+
+
+# ---------------------------------------------------------------- the trace cache
+
+class Program:
+    """One traced signature of a jitted function: its jaxpr, its output tree and (built on
+    first use) its executable."""
+    __slots__ = ("closed", "out_tree", "out_avals", "single", "_executable")
+
+    def __init__(self, closed, out_tree):
+        self.closed, self.out_tree, self.out_avals = closed, out_tree, closed.out_avals
+        self.single = out_tree.node is None   # the function returned one array
+        self._executable = None
+
+    def executable(self, name):
+        if self._executable is None:
+            self._executable = compiled_executable(self.closed, name)
+        return self._executable
+
+
+_programs = weakref.WeakKeyDictionary()   # fun -> {cache key: Program}, shared by every jit(fun)
+_programs_strong = {}                     # for callables that cannot be weakly referenced
+
+MISS = object()   # what ``JitCache.call_fast`` returns when the fast path does not apply
+
+
+def _programs_for(fun):
+    try:
+        return _programs.setdefault(fun, {})
+    except TypeError:
+        return _programs_strong.setdefault(fun, {})
 
 
 class Stats:
@@ -64,6 +183,108 @@ class Stats:
     def __repr__(self):
         return f"Stats(trace_hits={self.trace_hits}, trace_misses={self.trace_misses})"
 
+
+class JitCache:
+    """The programs of one jitted function and the path of a call through them."""
+
+    def __init__(self, fun, name):
+        self.name = name
+        self.programs = _programs_for(fun)
+        self.fast = {}   # signature of positional Arrays -> (Program, native entry point or None)
+        self.stats = Stats()
+
+    def clear(self):
+        self.programs.clear()
+        self.fast.clear()
+
+    def program(self, leaves, in_tree, statics, trace, arg_names):
+        """The Program for these flat arguments; on a miss ``trace(avals)`` gives its
+        (closed jaxpr, output tree). A jaxpr that closes over tracers is not kept: it
+        belongs to the transformation that is running."""
+        sigs = tuple(map(leaf_signature, leaves))
+        key = (in_tree, sigs, statics, config._epoch)
+        program = self.programs.get(key)
+        if program is not None:
+            self.stats.trace_hits += 1
+            return program
+        self.stats.trace_misses += 1
+        avals = [core.ShapedArray(*s) for s in sigs]
+        log_compile(self.name, avals, describe_miss(key, list(self.programs), arg_names))
+        program = Program(*trace(avals))
+        if not any(isinstance(c, core.Tracer) for c in program.closed.consts):
+            self.programs[key] = program
+        return program
+
+    def call(self, program, leaves, fast_args=None):
+        """Run ``program`` (or stage it as a ``jit`` equation under a transformation);
+        ``fast_args``: the positional arguments, when later calls may take the fast path."""
+        if not core._no_trace_active():
+            outs = bind_jit(list(leaves), program.closed, self.name)
+        else:
+            vals = [leaf_value(x, a) for x, a in zip(leaves, program.closed.in_avals)]
+            outs = program.executable(self.name).call_arrays(vals)
+            if fast_args is not None:
+                self._remember_fast(fast_args, program)
+        return tree_util.tree_unflatten(program.out_tree, outs)
+
+    def call_fast(self, args):
+        """The common call (positional Arrays, nothing traced, a signature seen before)
+        without pytree flattening; ``MISS`` otherwise."""
+        if not core._no_trace_active() or config.jax_disable_jit:
+            return MISS
+        sig, vals = _fast_signature(args)
+        hit = self.fast.get(sig) if sig is not None else None
+        if hit is None:
+            return MISS
+        program, native = hit
+        self.stats.trace_hits += 1
+        if native is None:
+            outs = program.executable(self.name).call_arrays(vals)
+        elif program.single:
+            return Array(native(*vals)[0], program.out_avals[0].weak_type)
+        else:
+            outs = [Array(o, a.weak_type) for o, a in zip(native(*vals), program.out_avals)]
+        return outs[0] if program.single else tree_util.tree_unflatten(program.out_tree, outs)
+
+    def _remember_fast(self, args, program):
+        sig, vals = _fast_signature(args)
+        if sig is not None:
+            # A backend may offer an entry point specialized to these argument types.
+            specialize = getattr(program.executable(self.name), "specialize", None)
+            self.fast[sig] = (program, specialize(vals) if specialize else None)
+
+
+def _fast_signature(args):
+    try:
+        vals = [a._value for a in args]
+        sig = (tuple([(v.shape, v.dtype.char, v.flags.c_contiguous) for v in vals]),
+               tuple([a.weak_type for a in args]), config._epoch)
+    except AttributeError:   # not all Arrays
+        return None, None
+    return sig, vals
+
+
+def leaf_signature(x):
+    """(shape, dtype, weak type) of a jit argument leaf: the trace cache's key per leaf."""
+    t = type(x)
+    if t is Array:
+        v = x._value
+        return (v.shape, v.dtype, x.weak_type)
+    try:
+        aval = core.get_aval(x)
+    except TypeError:
+        raise TypeError(f"Argument '{x!r}' of type {type(x)} is not a valid JAX type") from None
+    return (aval.shape, aval.dtype, aval.weak_type)
+
+
+def leaf_value(x, aval):
+    """numpy value for a jit input leaf, in its JAX dtype."""
+    if type(x) is Array:
+        return x._value
+    return np.asarray(x._value if isinstance(x, Array) else x, dtype=aval.dtype)
+
+
+# ---------------------------------------------------------------- compile logging
 
 def describe_miss(key, previous_keys, arg_names):
     """Why a jit cache missed: the first argument whose shape, dtype or static value differs."""
@@ -95,12 +316,15 @@ def log_compile(fun_name, avals, reason):
                        fun_name, avals, reason)
 
 
-def wrap_outputs(values, out_avals):
-    return [Array(v, a.weak_type) for v, a in zip(values, out_avals)]
+__all__ = ["jit_p", "bind_jit", "compiled_executable", "jit_call_named", "JitCache", "Program"]
 
 
-def run_eagerly(closed, *args):
-    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+# ---------------------------------------------------------------- the backend, for other modules
+# Only this module imports a backend (tests/test_import_directions.py); the rest of numjax
+# reaches it through this.
 
-
-__all__ = ["jit_p", "compiled_executable", "jit_call_named", "ClosedJaxpr"]
+def cpu_library(module_name):
+    """A module of the CPU numerics library (``numjax.lowering.<module_name>``), for the eager
+    paths that reuse its compiled kernels so eager and jitted results agree bit for bit."""
+    import importlib
+    return importlib.import_module(f"numjax.lowering.{module_name}")

@@ -61,3 +61,30 @@ class UnexpectedTracerError(Exception):
 
 class JaxRuntimeError(RuntimeError):
     """A failure found while running a computation (e.g. a failed checkify check)."""
+
+
+class EagerFallbackWarning(UserWarning):
+    """jit could not lower a program and runs it op by op, eagerly (correct, but slow).
+
+    The message names the function, the primitive that has no lowering and, when the
+    reason is its dtype, the dtype. The test suite turns this warning into an error
+    except where a test asks for it."""
+
+    def __init__(self, fun_name, primitive, reason, dtype=None):
+        self.fun_name, self.primitive, self.reason = fun_name, str(primitive), reason
+        self.dtype = None if dtype is None else getattr(dtype, "name", str(dtype))
+        on = f" on {self.dtype}" if self.dtype else ""
+        super().__init__(f"numjax: {fun_name} runs eagerly, op by op: primitive "
+                         f"{self.primitive}{on} has no CPU lowering ({reason})")
+
+
+class NoLoweringError(NotImplementedError):
+    """Raised by a backend for a primitive (and dtype) it cannot lower; jit catches it and
+    warns with :class:`EagerFallbackWarning`."""
+
+    def __init__(self, primitive, reason, dtype=None):
+        self.primitive, self.reason, self.dtype = str(primitive), reason, dtype
+        super().__init__(reason)
+
+    def warning(self, fun_name):
+        return EagerFallbackWarning(fun_name, self.primitive, self.reason, self.dtype)

@@ -168,19 +168,3 @@ def _axis_size(fun, args, kwargs, leaves, specs, dims, axis_size):
             lead = "most" if k == 0 else "some"
             lines.append(f"  * {lead} axes ({ct} of them) had size {sz}, e.g. axis {specs[i]} of {where[i]};\n")
     raise ValueError(("vmap got inconsistent sizes for array axes to be mapped:\n" + "".join(lines))[:-2])
-
-
-# A nested jit met under vmap (a jit equation inside a jaxpr that is being batched, e.g. by
-# a control-flow batching rule) is batched by running its jaxpr under this vmap.
-def _jit_batch_rule(vals, dims, *, axis_data, jaxpr, name):
-    from .jaxpr import eval_jaxpr
-    return batching.batch_flat(lambda *xs: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *xs),
-                               axis_data.size, axis_data.name, vals, dims)
-
-
-def _register_jit_batch_rule():
-    from .dispatch import jit_p
-    batching.batch_rules[jit_p] = batching.needs_axis(_jit_batch_rule)
-
-
-_register_jit_batch_rule()

@@ -9,6 +9,11 @@
   level; use ``jax = pytest.importorskip("jax", reason=...)`` there.
 
 So a plain ``pytest -q`` runs neither slow nor (without JAX) compat tests.
+
+* ``EagerFallbackWarning`` (jit could not lower a program and ran it op by op) is an
+  error everywhere (setup.cfg's ``filterwarnings``), so no test passes on a silent
+  fallback. A test that expects one says so: ``pytest.warns(EagerFallbackWarning)``,
+  or the marker ``@pytest.mark.allow_eager_fallback`` (the warning is then ignored).
 """
 
 import importlib.util
@@ -19,6 +24,7 @@ import pytest
 
 _COMPAT_DIR = Path(__file__).resolve().parent / "compat"
 _NO_JAX_REASON = "real JAX not installed (tox -e compat)"
+_ALLOW_FALLBACK = pytest.mark.filterwarnings("ignore::numjax.errors.EagerFallbackWarning")
 
 
 def pytest_addoption(parser):
@@ -43,6 +49,9 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=_NO_JAX_REASON))
         if not run_slow and item.get_closest_marker("slow") is not None:
             item.add_marker(skip_slow)
+        if item.get_closest_marker("allow_eager_fallback") is not None:
+            # An item's own filterwarnings mark takes precedence over setup.cfg's.
+            item.add_marker(_ALLOW_FALLBACK)
 
 
 def pytest_configure(config):

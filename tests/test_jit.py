@@ -140,11 +140,12 @@ def test_loop_body_jit_example():
 def test_lower_as_text_is_the_generated_source():
     lowered = jax.jit(selu).lower(jnp.ones(8))
     text = lowered.as_text()
-    assert "def numjax_selu" in text and "numba.njit" in text
-    # One fused loop: a single kernel (plus its parallel twin), no intermediate arrays.
-    serial = [k for k in text.split("# ---- kernel ")[1:] if "prange" not in k]
-    assert len(serial) == 1 and serial[0].count("for ") == 1
-    assert text.split("def numjax_selu(")[1].split("\n\n")[0].count("k_") == 1
+    assert "def numjax_selu" in text and "numba.njit" not in text
+    # One fused loop: a single kernel (no parallel twin: chunks of one kernel run in
+    # parallel), no intermediate arrays.
+    kernels = text.split("# ---- kernel ")[1:]
+    assert len(kernels) == 1 and kernels[0].count("for ") == 1 and "numba.prange" in kernels[0]
+    assert text.split("def numjax_selu(")[1].count("k_") == 1
     compiled = lowered.compile()
     np.testing.assert_allclose(np.asarray(compiled(jnp.ones(8))), np.asarray(selu(jnp.ones(8))))
 
@@ -216,19 +217,16 @@ def test_second_process_hits_disk_cache(tmp_path):
         import numjax, numjax.numpy as jnp
         f = numjax.jit(lambda x: jnp.tanh(x) * 3 + 1)
         f(jnp.ones(5))
-        exe = f.lower(jnp.ones(5)).compile()._entry.executable
-        st = exe._fn.stats
-        print(st.cache_hits.__len__() and sum(st.cache_hits.values()), sum(st.cache_misses.values()))
+        exe = f.lower(jnp.ones(5)).compile().executable
+        print(exe._obj.origin.replace(" ", "_"))
     """)
     env = dict(os.environ, NUMJAX_CACHE_DIR=str(tmp_path))
     first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert first.returncode == 0, first.stderr
     assert second.returncode == 0, second.stderr
-    hits1, misses1 = map(int, first.stdout.split())
-    hits2, misses2 = map(int, second.stdout.split())
-    assert misses1 == 1 and hits1 == 0
-    assert hits2 == 1 and misses2 == 0
+    assert first.stdout.split() == ["compiled"]
+    assert second.stdout.split() == ["disk_cache"]
 
 
 def test_equal_regions_share_one_kernel_across_programs():

@@ -23,10 +23,12 @@ import pytest
 
 _ROOT = Path(__file__).resolve().parents[1]
 try:
-    from numjax.lowering import vmath
+    from numjax.lowering import scalar_helpers, vmath
 except ImportError:                      # package not installed: use the tree
     sys.path.insert(0, str(_ROOT))
-    from lowering import vmath
+    from lowering import scalar_helpers, vmath
+vmath.ensure_jitted()   # the kernels below call the modules' functions from Numba
+scalar_helpers.ensure_jitted()
 
 MAX_ULP = 2
 
@@ -288,3 +290,72 @@ def test_pure_python_mode():
     res = subprocess.run([sys.executable, "-c", _PY_MODE_SNIPPET, str(_ROOT)],
                          env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and "ok" in res.stdout, res.stderr[-3000:]
+
+
+_IMPORT_SNIPPET = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+try:
+    from numjax.lowering import vmath as vm, scalar_helpers as sh
+except ImportError:
+    from lowering import vmath as vm, scalar_helpers as sh
+assert "numba" not in sys.modules and "llvmlite" not in sys.modules, "imported Numba"
+assert vm.exp_f32 is vm.PLAIN["exp_f32"] and sh.fmax is sh.PLAIN["fmax"]
+print("ok")
+"""
+
+
+def test_imports_without_numba():
+    """The LLVM IR translator reads these modules without paying Numba's import."""
+    res = subprocess.run([sys.executable, "-c", _IMPORT_SNIPPET, str(_ROOT)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and "ok" in res.stdout, res.stderr[-3000:]
+
+
+def test_ensure_jitted_rebinds_to_dispatchers():
+    for module in (vmath, scalar_helpers):
+        bound = {name: getattr(module, name) for name in module.PLAIN}
+        module.ensure_jitted()                     # idempotent: the same dispatchers
+        for name, plain in module.PLAIN.items():
+            assert getattr(module, name) is bound[name]
+            assert getattr(module, name) is not plain and getattr(module, name).py_func is plain
+    assert len(vmath.PLAIN) == len(vmath.JIT_FUNCTIONS)
+
+
+_FLOAT32_SAMPLES = [0.0, -0.0, 0.3, -7.5, 88.7, -104.0, 1e-40, 3e38, np.inf, -np.inf, np.nan]
+
+
+def _bits(a):
+    return np.asarray(a, np.float32).view(np.int32)
+
+
+@numba.njit
+def _exp_log_f32_loop(x, out):
+    for i in range(x.shape[0]):
+        out[0, i] = vmath.exp_f32(x[i])
+        out[1, i] = vmath.log_f32(x[i])
+
+
+def test_jitted_equals_plain_bitwise():
+    x = np.array(_FLOAT32_SAMPLES, np.float32)
+    out = np.empty((2, len(x)), np.float32)
+    _exp_log_f32_loop(x, out)
+    with np.errstate(all="ignore"):
+        want = [[vmath.PLAIN[name](v) for v in x] for name in ("exp_f32", "log_f32")]
+    np.testing.assert_array_equal(_bits(out), _bits(want))
+
+
+@numba.njit
+def _helpers_loop(x, out_f, out_i):
+    for i in range(x.shape[0]):
+        out_f[i] = scalar_helpers.fmax(x[i], np.float32(0.5))
+        out_i[i] = scalar_helpers.f2i_int32(x[i])
+
+
+def test_scalar_helpers_jitted_equal_plain():
+    sh = scalar_helpers
+    x = np.array(_FLOAT32_SAMPLES, np.float32)
+    out_f, out_i = np.empty_like(x), np.empty(len(x), np.int32)
+    _helpers_loop(x, out_f, out_i)
+    np.testing.assert_array_equal(_bits(out_f), _bits([sh.PLAIN["fmax"](v, np.float32(0.5)) for v in x]))
+    np.testing.assert_array_equal(out_i, [sh.PLAIN["f2i_int32"](v) for v in x])

@@ -13,7 +13,7 @@ jaxpr), then vjp = transposition of that jaxpr (``backward_pass``).
 import numpy as np
 
 from .. import core
-from ..jaxpr import Literal
+from ..jaxpr import Jaxpr, Literal
 from . import partial_eval as pe
 
 jvp_rules = {}
@@ -303,7 +303,6 @@ def _no_consts(closed):
 
 def transpose_jaxpr(jaxpr, linear):
     """A jaxpr mapping (non-linear inputs, output cotangents) to cotangents of the linear inputs."""
-    from ..jaxpr import Jaxpr
     nonlin = [v for v, lin in zip(jaxpr.invars, linear) if not lin]
     lin = [v for v, l_ in zip(jaxpr.invars, linear) if l_]
     body = Jaxpr(nonlin, lin, jaxpr.outvars, jaxpr.eqns)
@@ -314,3 +313,40 @@ def transpose_jaxpr(jaxpr, linear):
         return [instantiate(o) for o in outs]
     closed = pe.trace_to_jaxpr(fun, [v.aval for v in nonlin] + [v.aval for v in jaxpr.outvars])
     return _no_consts(closed)
+
+
+# ---------------------------------------------------------------- closed jaxprs (jit)
+# A jit equation's jaxpr may hold constants; these helpers keep them (the result is a
+# ClosedJaxpr), where the control-flow helpers above need closure-converted bodies.
+
+def jvp_closed_jaxpr(closed, tangent_avals):
+    """``closed`` extended to (primals, tangents) -> (outputs, output tangents), where
+    ``tangent_avals[i]`` is None for an input whose tangent is a symbolic zero (it takes no
+    tangent). Returns the jaxpr and, per output, whether it has a tangent (others are zero)."""
+    from ..jaxpr import eval_jaxpr
+    in_avals = closed.in_avals
+    out_nonzero = []
+
+    def fun(*args):
+        primals, ts = args[:len(in_avals)], iter(args[len(in_avals):])
+        tangents = [Zero(_tangent_aval(a)) if t is None else next(ts) for a, t in zip(in_avals, tangent_avals)]
+        outs, t_outs = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), primals, tangents,
+                                instantiate_zeros=False)
+        out_nonzero[:] = [type(t) is not Zero and _is_float(o) for o, t in zip(outs, t_outs)]
+        return list(outs) + [t for t, nz in zip(t_outs, out_nonzero) if nz]
+    jaxpr = pe.trace_to_jaxpr(fun, list(in_avals) + [t for t in tangent_avals if t is not None])
+    return jaxpr, out_nonzero
+
+
+def transpose_closed_jaxpr(closed, linear, ct_avals):
+    """A ClosedJaxpr mapping (non-linear inputs, output cotangents of ``ct_avals``) to the
+    cotangents of the ``linear`` inputs."""
+    jx = closed.jaxpr
+    nonlinear = [v for v, lin in zip(jx.invars, linear) if not lin]
+    body = Jaxpr(list(jx.constvars) + nonlinear, [v for v, lin in zip(jx.invars, linear) if lin],
+                 jx.outvars, jx.eqns)
+
+    def fun(*args):
+        res, cts = args[:len(nonlinear)], args[len(nonlinear):]
+        return [instantiate(ct) for ct in backward_pass(body, list(closed.consts) + list(res), list(cts))]
+    return pe.trace_to_jaxpr(fun, [v.aval for v in nonlinear] + list(ct_avals))

@@ -156,10 +156,7 @@ def batch_jaxpr(jaxpr, axis, in_dims):
     """A jaxpr computing ``jaxpr`` on inputs batched at ``in_dims``; every output batched at 0."""
     from ..jaxpr import eval_jaxpr
     from . import partial_eval as pe
-    avals = []
-    for v, d in zip(jaxpr.invars, in_dims):
-        a = v.aval
-        avals.append(a if d is not_mapped else a.update(shape=a.shape[:d] + (axis.size,) + a.shape[d:]))
+    avals = _batched_avals([v.aval for v in jaxpr.invars], axis.size, in_dims)
 
     def fun(*args):
         outs, dims = batch_flat(lambda *xs: eval_jaxpr(jaxpr, [], *xs), axis.size, axis.name, args, in_dims)
@@ -169,6 +166,27 @@ def batch_jaxpr(jaxpr, axis, in_dims):
     if consts:
         raise NotImplementedError("vmap of a control-flow body that creates array constants")
     return jx
+
+
+def batch_closed_jaxpr(closed, axis, in_dims):
+    """A ClosedJaxpr (constants kept) computing ``closed`` on inputs batched at ``in_dims``,
+    and its output dims: batched outputs at 0, unbatched ones left unbatched (``not_mapped``)."""
+    from ..jaxpr import eval_jaxpr
+    from . import partial_eval as pe
+    out_dims = []
+
+    def fun(*args):
+        outs, dims = batch_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
+                                axis.size, axis.name, args, in_dims)
+        out_dims[:] = [not_mapped if d is not_mapped else 0 for d in dims]
+        return [o if d is not_mapped else moveaxis(o, d, 0) for o, d in zip(outs, dims)]
+    jaxpr = pe.trace_to_jaxpr(fun, _batched_avals(closed.in_avals, axis.size, in_dims))
+    return jaxpr, out_dims
+
+
+def _batched_avals(avals, size, dims):
+    return [a if d is not_mapped else a.update(shape=a.shape[:d] + (size,) + a.shape[d:])
+            for a, d in zip(avals, dims)]
 
 
 def needs_axis(rule):

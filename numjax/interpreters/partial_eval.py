@@ -377,12 +377,13 @@ def closure_convert(closed):
     return Jaxpr([], list(jx.constvars) + list(jx.invars), jx.outvars, jx.eqns), list(closed.consts)
 
 
-def partial_eval_jaxpr(jaxpr, unknowns, instantiate):
-    """Split ``jaxpr`` by which inputs are unknown.
+def partial_eval_jaxpr(jaxpr, unknowns, instantiate, consts=()):
+    """Split ``jaxpr`` (whose constvars hold ``consts``) by which inputs are unknown.
 
-    Returns (known, unknown, out_unknowns, num_res): ``known`` maps the known inputs to
-    the known outputs followed by residuals; ``unknown`` maps residuals followed by the
-    unknown inputs to the unknown outputs. ``instantiate[i]`` forces output i unknown.
+    Returns (known, unknown, out_unknowns, num_res): ``known`` (a ClosedJaxpr) maps the
+    known inputs to the known outputs followed by residuals; ``unknown`` (a Jaxpr without
+    constants) maps residuals followed by the unknown inputs to the unknown outputs.
+    ``instantiate[i]`` forces output i unknown.
     """
     from ..jaxpr import eval_jaxpr
     known_avals = [v.aval for v, u in zip(jaxpr.invars, unknowns) if not u]
@@ -394,7 +395,7 @@ def partial_eval_jaxpr(jaxpr, unknowns, instantiate):
                  for v, u in zip(jaxpr.invars, unknowns)]
 
         def run(*args):
-            outs = eval_jaxpr(jaxpr, [], *args)
+            outs = eval_jaxpr(jaxpr, consts, *args)
             trace = PartialEvalTrace(core.trace_stack[-1])
             outs = [trace.full_raise(o) for o in outs]
             return [trace.instantiate_const(o) if inst else o for o, inst in zip(outs, instantiate)]

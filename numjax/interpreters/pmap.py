@@ -47,6 +47,35 @@ def _val(x):
     return x._value if isinstance(x, Array) else np.asarray(x)
 
 
+def inline_nested_jits(closed, avals):
+    """``closed`` without nested ``jit`` equations, each call re-traced in place with fresh
+    variables: a collective inside a jitted helper must become a segment boundary, and a
+    helper called twice gets two independent copies."""
+    from . import partial_eval as pe
+    if not any(e.primitive.name == "jit" for e in closed.jaxpr.eqns):
+        return closed
+    return pe.trace_to_jaxpr(lambda *xs: _eval_inlining(closed.jaxpr, closed.consts, *xs), avals)
+
+
+def _eval_inlining(jaxpr, consts, *args):
+    env = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+
+    def read(v):
+        return _literal_value(v) if type(v) is Literal else env[v]
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        if eqn.primitive.name == "jit":
+            inner = eqn.params["jaxpr"]
+            outs = _eval_inlining(inner.jaxpr, inner.consts, *ins)
+        else:
+            outs = eqn.primitive.bind(*ins, **eqn.params)
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
+        env.update(zip(eqn.outvars, outs))
+    return [read(v) for v in jaxpr.outvars]
+
+
 _CONTROL_FLOW = ("cond", "while", "scan")
 
 

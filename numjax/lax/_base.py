@@ -5,9 +5,20 @@ from .. import core, dtypes
 from ..array import Array, to_numpy, wrap
 
 
-def make_primitive(name, impl, abstract_eval, multiple_results=False):
+def make_primitive(name, impl, abstract_eval, multiple_results=False, *,
+                   elementwise=False, reduction=None, is_load=False):
+    """A primitive with its eager and abstract rules, and the properties a lowering plans by:
+
+    ``elementwise``: each output element depends only on the same element of each operand
+    (rank-0 operands broadcast), so it fuses into a loop over the output;
+    ``reduction``: the monoid ("sum", "max", "min", "prod", "and", "or", "argmax",
+    "argmin") of a reduction over ``params["axes"]``, or None;
+    ``is_load``: its output is an index map of its operands (a broadcast, an iota), read
+    inside the loop of its consumer rather than materialized.
+    """
     prim = core.Primitive(name)
     prim.multiple_results = multiple_results
+    prim.elementwise, prim.reduction, prim.is_load = elementwise, reduction, is_load
     core.impl_rules[prim] = impl
     core.abstract_eval_rules[prim] = abstract_eval
     return prim

@@ -16,43 +16,12 @@ from ..api_util import as_leaf as _leaf, flatten_fun_nokwargs
 from ._base import make_primitive
 
 
-
-
 def _trace(fun, in_tree, avals):
     """Trace ``fun`` (pytree in/out) at ``avals``: (closure-converted jaxpr, consts, out tree)."""
     flat, out_tree = flatten_fun_nokwargs(fun, in_tree)
-    closed = _inline_nested_jits(pe.trace_to_jaxpr(flat, avals), avals)
+    closed = pe.trace_to_jaxpr(flat, avals)
     jaxpr, consts = pe.closure_convert(closed)
     return jaxpr, consts, out_tree[0]
-
-
-def _inline_nested_jits(closed, avals):
-    """``closed`` without nested ``jit`` equations (jitted helpers called in a body, and the jnp
-    functions numjax stages as nested jits, e.g. ``where``/``cumsum``): their bodies are
-    re-traced in place, so vmap/jvp/grad of the control flow see only primitives with rules."""
-    if not any(e.primitive.name == "jit" for e in closed.jaxpr.eqns):
-        return closed
-    return pe.trace_to_jaxpr(lambda *xs: _eval_inlining(closed.jaxpr, closed.consts, *xs), avals)
-
-
-def _eval_inlining(jaxpr, consts, *args):
-    from ..jaxpr import Literal, _literal_value
-    env = dict(zip(jaxpr.constvars, consts))
-    env.update(zip(jaxpr.invars, args))
-
-    def read(v):
-        return _literal_value(v) if type(v) is Literal else env[v]
-    for eqn in jaxpr.eqns:
-        ins = [read(v) for v in eqn.invars]
-        if eqn.primitive.name == "jit":
-            inner = eqn.params["jaxpr"]
-            outs = _eval_inlining(inner.jaxpr, inner.consts, *ins)
-        else:
-            outs = eqn.primitive.bind(*ins, **eqn.params)
-            if not eqn.primitive.multiple_results:
-                outs = [outs]
-        env.update(zip(eqn.outvars, outs))
-    return [read(v) for v in jaxpr.outvars]
 
 
 def _avals(xs):
@@ -430,7 +399,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
             out_tree_box.append((ct, yt, len(cl)))
             return [_leaf(v) for v in cl] + [_leaf(v) for v in yl]
 
-        closed = _inline_nested_jits(pe.trace_to_jaxpr(body, c_avals + x_avals), c_avals + x_avals)
+        closed = pe.trace_to_jaxpr(body, c_avals + x_avals)
         jaxpr, consts = pe.closure_convert(closed)
         ct, yt, nc = out_tree_box[0]
         return jaxpr, consts, ct, yt, [v.aval for v in jaxpr.outvars[:nc]]
@@ -603,10 +572,6 @@ ad.jvp_rules[scan_p] = _scan_jvp
 # ---------------------------------------------------------------- differentiation: reverse mode
 # Partial evaluation splits each body into a known part (run now, emitting residuals)
 # and an unknown, linear part (staged); transposition runs the linear part backwards.
-
-def _known_vals(tracers):
-    return [t.pval.const for t in tracers]
-
 
 def _cond_partial_eval(trace, tracers, *, branches):
     index, *ops = tracers

@@ -58,12 +58,12 @@ def _eager(np_fn, out_bool=False):
 
 
 def _unary(name, np_fn, kinds=_FLOAT, accepted=_FLOAT_DESC):
-    return make_primitive(name, _eager(np_fn), _unary_abstract(name, kinds, accepted))
+    return make_primitive(name, _eager(np_fn), _unary_abstract(name, kinds, accepted), elementwise=True)
 
 
 def _binary(name, np_fn, kinds=None, accepted="", compare=False):
     rule = _nary_abstract(name, kinds, accepted, out_dtype=dtypes.bool_ if compare else None)
-    return make_primitive(name, _eager(np_fn, out_bool=compare), rule)
+    return make_primitive(name, _eager(np_fn, out_bool=compare), rule, elementwise=True)
 
 
 def _errstate(fn):
@@ -78,8 +78,8 @@ def _xla_f32(name, np_fn):
     so eager results equal jitted ones bit for bit."""
     def fn(*xs):
         if xs[0].dtype == np.float32:
-            from numjax.lowering.kernels import xla_f32   # lazy: numjax imports without Numba
-            return xla_f32(name, *xs)
+            from .. import dispatch   # lazy: numjax imports without Numba
+            return dispatch.cpu_library("kernels").xla_f32(name, *xs)
         return np_fn(*xs)
     return fn
 
@@ -120,7 +120,7 @@ atan2_p = _binary("atan2", _xla_f32("atan2", np.arctan2), "f", "floating")
 nextafter_p = _binary("nextafter", np.nextafter, "f", "floating")
 neg_p = _unary("neg", np.negative, _NUM, "number")
 sign_p = _unary("sign", _sign, _NUM, "number")
-abs_p = make_primitive("abs", _eager(np.abs), _unary_abstract("abs", _NUM, "number"))
+abs_p = make_primitive("abs", _eager(np.abs), _unary_abstract("abs", _NUM, "number"), elementwise=True)
 
 # ---------------------------------------------------------------- transcendental
 exp_p = _unary("exp", _errstate(_xla_f32("exp", np.exp)))
@@ -148,7 +148,8 @@ floor_p = _unary("floor", np.floor, "f", "floating")
 ceil_p = _unary("ceil", np.ceil, "f", "floating")
 is_finite_p = make_primitive(
     "is_finite", _eager(np.isfinite, out_bool=True),
-    lambda x: (check_dtype_kind("is_finite", x, "f", "floating"), x.update(dtype=dtypes.bool_))[1])
+    lambda x: (check_dtype_kind("is_finite", x, "f", "floating"), x.update(dtype=dtypes.bool_))[1],
+    elementwise=True)
 
 
 def _erf_np(x):
@@ -166,7 +167,7 @@ erf_inv_p = _unary("erf_inv", _errstate(_xla_f32("erf_inv", _erf_inv_np)), "f", 
 
 round_p = make_primitive(
     "round", lambda x, rounding_method=0: _eager(lambda v: _round_away(v, rounding_method))(x),
-    lambda x, rounding_method=0: _unary_abstract("round", "f", "floating")(x))
+    lambda x, rounding_method=0: _unary_abstract("round", "f", "floating")(x), elementwise=True)
 
 
 def _integer_pow_impl(x, *, y):
@@ -192,7 +193,7 @@ def _integer_pow_abstract(x, *, y):
     return x
 
 
-integer_pow_p = make_primitive("integer_pow", _integer_pow_impl, _integer_pow_abstract)
+integer_pow_p = make_primitive("integer_pow", _integer_pow_impl, _integer_pow_abstract, elementwise=True)
 
 # ---------------------------------------------------------------- comparison
 eq_p = _binary("eq", np.equal, compare=True)
@@ -247,7 +248,7 @@ def _select_n_abstract(which, *cases):
     return ShapedArray(shape, cases[0].dtype, all_weak(cases))
 
 
-select_n_p = make_primitive("select_n", _select_n_impl, _select_n_abstract)
+select_n_p = make_primitive("select_n", _select_n_impl, _select_n_abstract, elementwise=True)
 
 
 def _convert_impl(x, *, new_dtype, weak_type=False, sharding=None):
@@ -277,7 +278,7 @@ def _convert_abstract(x, *, new_dtype, weak_type=False, sharding=None):
     return ShapedArray(x.shape, new_dtype, weak_type)
 
 
-convert_element_type_p = make_primitive("convert_element_type", _convert_impl, _convert_abstract)
+convert_element_type_p = make_primitive("convert_element_type", _convert_impl, _convert_abstract, elementwise=True)
 param_printers[convert_element_type_p] = lambda p: {"new_dtype": p["new_dtype"], "weak_type": p["weak_type"]}
 
 
@@ -291,7 +292,7 @@ def _bitcast_abstract(x, *, new_dtype):
     return ShapedArray(x.shape, new_dtype, False)
 
 
-bitcast_convert_type_p = make_primitive("bitcast_convert_type", _bitcast_impl, _bitcast_abstract)
+bitcast_convert_type_p = make_primitive("bitcast_convert_type", _bitcast_impl, _bitcast_abstract, elementwise=True)
 
 
 def _clamp_impl(lo, x, hi):
@@ -308,7 +309,7 @@ def _clamp_abstract(lo, x, hi):
     return x
 
 
-clamp_p = make_primitive("clamp", _clamp_impl, _clamp_abstract)
+clamp_p = make_primitive("clamp", _clamp_impl, _clamp_abstract, elementwise=True)
 
 # ---------------------------------------------------------------- lax-level functions
 
@@ -604,7 +605,7 @@ ad.jvp_rules[clamp_p] = _clamp_jvp
 # zero derivative.
 add_any_p = _binary("add_any", np.add)
 ad.deflinear(add_any_p, _add_transpose)
-stop_gradient_p = make_primitive("stop_gradient", _eager(lambda v: v), lambda x: x)
+stop_gradient_p = make_primitive("stop_gradient", _eager(lambda v: v), lambda x: x, elementwise=True)
 defjvp_zero(stop_gradient_p)
 
 

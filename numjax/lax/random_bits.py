@@ -111,7 +111,8 @@ def _threefry_xor_abstract(*avals):
     return _threefry_abstract(*avals)[0]
 
 
-threefry2x32_xor_p = make_primitive("threefry2x32_xor", _threefry_xor_impl, _threefry_xor_abstract)
+threefry2x32_xor_p = make_primitive("threefry2x32_xor", _threefry_xor_impl, _threefry_xor_abstract,
+                                    elementwise=True)
 
 
 def threefry2x32_xor(k0, k1, x0, x1):
@@ -145,7 +146,7 @@ def _mul_add_abstract(a, b, c):
     return ShapedArray(shape, a.dtype)
 
 
-mul_add_p = make_primitive("mul_add", _mul_add_impl, _mul_add_abstract)
+mul_add_p = make_primitive("mul_add", _mul_add_impl, _mul_add_abstract, elementwise=True)
 
 
 def mul_add(a, b, c):

@@ -51,12 +51,18 @@ def _identity_min(dt):
     return np.inf if dt.kind == "f" else (True if dt == np.bool_ else np.iinfo(dt).max)
 
 
-reduce_sum_p = make_primitive("reduce_sum", _reduce_impl(np.sum), _reduce_abstract("reduce_sum"))
-reduce_prod_p = make_primitive("reduce_prod", _reduce_impl(np.prod), _reduce_abstract("reduce_prod"))
-reduce_max_p = make_primitive("reduce_max", _reduce_impl(_np_max), _reduce_abstract("reduce_max"))
-reduce_min_p = make_primitive("reduce_min", _reduce_impl(_np_min), _reduce_abstract("reduce_min"))
-reduce_and_p = make_primitive("reduce_and", _reduce_impl(np.all), _reduce_abstract("reduce_and", "b"))
-reduce_or_p = make_primitive("reduce_or", _reduce_impl(np.any), _reduce_abstract("reduce_or", "b"))
+reduce_sum_p = make_primitive("reduce_sum", _reduce_impl(np.sum), _reduce_abstract("reduce_sum"),
+                              reduction="sum")
+reduce_prod_p = make_primitive("reduce_prod", _reduce_impl(np.prod), _reduce_abstract("reduce_prod"),
+                               reduction="prod")
+reduce_max_p = make_primitive("reduce_max", _reduce_impl(_np_max), _reduce_abstract("reduce_max"),
+                              reduction="max")
+reduce_min_p = make_primitive("reduce_min", _reduce_impl(_np_min), _reduce_abstract("reduce_min"),
+                              reduction="min")
+reduce_and_p = make_primitive("reduce_and", _reduce_impl(np.all), _reduce_abstract("reduce_and", "b"),
+                              reduction="and")
+reduce_or_p = make_primitive("reduce_or", _reduce_impl(np.any), _reduce_abstract("reduce_or", "b"),
+                             reduction="or")
 # JAX only prints out_sharding on the reductions that carry it.
 for _p in (reduce_max_p, reduce_min_p, reduce_prod_p, reduce_and_p, reduce_or_p):
     param_printers[_p] = lambda p: {"axes": p["axes"]}
@@ -96,8 +102,8 @@ def _arg_impl(np_fn):
     return impl
 
 
-argmax_p = make_primitive("argmax", _arg_impl(np.argmax), _arg_abstract("argmax"))
-argmin_p = make_primitive("argmin", _arg_impl(np.argmin), _arg_abstract("argmin"))
+argmax_p = make_primitive("argmax", _arg_impl(np.argmax), _arg_abstract("argmax"), reduction="argmax")
+argmin_p = make_primitive("argmin", _arg_impl(np.argmin), _arg_abstract("argmin"), reduction="argmin")
 
 
 def argmax(operand, axis, index_dtype):

@@ -40,7 +40,8 @@ def _broadcast_in_dim_abstract(x, *, shape, broadcast_dimensions, sharding=None)
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-broadcast_in_dim_p = make_primitive("broadcast_in_dim", _broadcast_in_dim_impl, _broadcast_in_dim_abstract)
+broadcast_in_dim_p = make_primitive("broadcast_in_dim", _broadcast_in_dim_impl, _broadcast_in_dim_abstract,
+                                    is_load=True)
 # JAX prints neither the target shape (it is the result's type) nor an empty dimension list.
 param_printers[broadcast_in_dim_p] = lambda p: (
     {"broadcast_dimensions": p["broadcast_dimensions"]} if p["broadcast_dimensions"] else {})
@@ -231,7 +232,7 @@ def _iota_impl(*, dtype, shape, dimension, sharding=None):
 
 iota_p = make_primitive(
     "iota", _iota_impl,
-    lambda *, dtype, shape, dimension, sharding=None: ShapedArray(shape, dtype, False))
+    lambda *, dtype, shape, dimension, sharding=None: ShapedArray(shape, dtype, False), is_load=True)
 
 
 def iota(dtype, size):

@@ -4,7 +4,7 @@ erfc.
 
 Eager evaluation uses scipy.special in float64 (or numjax's own Numba scalar code where scipy
 has no counterpart), with JAX's values at poles and domain edges; jit lowers each primitive to
-a scalar call into numjax.lowering.special_helpers.
+a scalar call into the CPU library's special_helpers.
 """
 import math
 import numpy as np
@@ -33,8 +33,8 @@ def _in_float64(fn):
 def _vectorized_helper(name):
     """numjax's Numba scalar function ``name`` mapped over numpy arrays (compiled on first use)."""
     def fn(*vals):
-        from ..lowering import special_helpers
-        scalar = getattr(special_helpers, name)
+        from .. import dispatch   # lazy: numjax imports without Numba
+        scalar = getattr(dispatch.cpu_library("special_helpers"), name)
         vals = np.broadcast_arrays(*vals)
         out = np.empty(vals[0].shape, np.float64)
         for idx in np.ndindex(out.shape):
@@ -44,11 +44,13 @@ def _vectorized_helper(name):
 
 
 def _unary_prim(name, np_fn):
-    return make_primitive(name, _eager(_in_float64(np_fn)), _unary_abstract(name, _FLOAT, _FLOAT_DESC))
+    return make_primitive(name, _eager(_in_float64(np_fn)), _unary_abstract(name, _FLOAT, _FLOAT_DESC),
+                          elementwise=True)
 
 
 def _nary_prim(name, np_fn):
-    return make_primitive(name, _eager(_in_float64(np_fn)), _nary_abstract(name, _FLOAT, _FLOAT_DESC))
+    return make_primitive(name, _eager(_in_float64(np_fn)), _nary_abstract(name, _FLOAT, _FLOAT_DESC),
+                          elementwise=True)
 
 
 def _scipy():

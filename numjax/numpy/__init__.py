@@ -621,30 +621,6 @@ def _nary_shape(*xs):
 
 # ---------------------------------------------------------------- reductions
 
-def _reduction(name, prim_fn, init_promote=None):
-    def fn(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-        a = asarray_leaf(a)
-        if dtype is not None:
-            a = lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False)
-        elif init_promote is not None:
-            a = init_promote(a)
-        aval = get_aval(a)
-        axes = reduction_axes(axis, aval.ndim)
-        if where is not None:
-            raise NotImplementedError(f"jnp.{name}(where=...) is not implemented yet")
-        if name in ("max", "min") and builtins.any(aval.shape[i] == 0 for i in axes) and initial is None:
-            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-        result = prim_fn(a, axes)
-        if initial is not None:
-            result = (maximum if name == "max" else minimum if name == "min" else
-                      add if name == "sum" else multiply)(result, initial)
-        if keepdims:
-            result = lax.expand_dims(result, axes)
-        return result
-    fn.__name__ = name
-    return fn
-
-
 def _int_sum_promote(a):
     # numpy sums bools and small ints in the default integer type.
     dt = get_aval(a).dtype
@@ -654,49 +630,7 @@ def _int_sum_promote(a):
     return a
 
 
-sum = _reduction("sum", lax.reduce_sum, _int_sum_promote)  # noqa: A001
-prod = _reduction("prod", lax.reduce_prod, _int_sum_promote)
-max = _reduction("max", lax.reduce_max)  # noqa: A001
-min = _reduction("min", lax.reduce_min)  # noqa: A001
-amax, amin = max, min
-
-
-def all(a, axis=None, out=None, keepdims=False):  # noqa: A001
-    return _reduction("all", lax.reduce_and)(_to_bool(asarray_leaf(a)), axis, keepdims=keepdims)
-
-
-def any(a, axis=None, out=None, keepdims=False):  # noqa: A001
-    return _reduction("any", lax.reduce_or)(_to_bool(asarray_leaf(a)), axis, keepdims=keepdims)
-
-
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    a = asarray_leaf(a)
-    aval = get_aval(a)
-    axes = reduction_axes(axis, aval.ndim)
-    n = 1
-    for i in axes:
-        n *= aval.shape[i]
-    if dtype is None:
-        dtype = aval.dtype if aval.dtype.kind in "fc" else _dtypes.default_float_dtype()
-    dtype = _dtypes.canonicalize_dtype(dtype)
-    total = sum(lax._convert_element_type(a, dtype, aval.weak_type), axis=axes, keepdims=keepdims)
-    return lax.div(total, Array(_np.asarray(n, dtype), False))
-
-
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    a = asarray_leaf(a)
-    (a,) = promote_args_inexact("var", a)
-    aval = get_aval(a)
-    axes = reduction_axes(axis, aval.ndim)
-    centered = a - mean(a, axes, keepdims=True)
-    n = 1
-    for i in axes:
-        n *= aval.shape[i]
-    return sum(centered * centered, axes, keepdims=keepdims) / (n - ddof)
-
-
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    return sqrt(var(a, axis, dtype, out, ddof, keepdims))
+# sum, prod, max, min, all, any, mean, var, std: ``_reductions`` (star-imported below).
 
 
 def _arg_reduction(name, lax_fn):
@@ -942,20 +876,21 @@ def stack(arrays, axis=0, dtype=None):
 
 
 def hstack(tup):
-    arrs = [atleast_1d(a) for a in tup]
+    arrs = [_atleast_1d_one(a) for a in tup]
     return concatenate(arrs, 0 if get_aval(arrs[0]).ndim == 1 else 1)
 
 
 def vstack(tup):
-    return concatenate([atleast_2d(a) for a in tup], 0)
+    return concatenate([_atleast_2d_one(a) for a in tup], 0)
 
 
-def atleast_1d(x):
+def _atleast_1d_one(x):
+    """One array as ``atleast_1d`` returns it (the public, variadic one is in ``_shape_ops``)."""
     x = asarray_leaf(x)
     return reshape(x, (1,)) if get_aval(x).ndim == 0 else x
 
 
-def atleast_2d(x):
+def _atleast_2d_one(x):
     x = asarray_leaf(x)
     nd = get_aval(x).ndim
     return x if nd >= 2 else lax.broadcast_to_rank(x, 2)
@@ -965,22 +900,7 @@ def astype(x, dtype, copy=False):
     return lax._convert_element_type(asarray_leaf(x), _dtypes.canonicalize_dtype(dtype), False)
 
 
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return all(isclose(a, b, rtol, atol, equal_nan))
-
-
-def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    a, b = promote_args_inexact("isclose", a, b)
-    close = lax.le(abs(a - b), atol + rtol * abs(b))
-    if equal_nan:
-        close = logical_or(close, logical_and(isnan(a), isnan(b)))
-    return close
-
-
-def array_equal(a1, a2, equal_nan=False):
-    if shape(a1) != shape(a2):
-        return asarray(False)
-    return all(equal(a1, a2))
+# allclose, isclose, array_equal: ``_extra`` (star-imported below).
 
 
 from ._indexing import getitem as _getitem  # noqa: E402

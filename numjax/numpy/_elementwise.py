@@ -49,11 +49,11 @@ def _real_abstract(x):
 
 
 real_p = make_primitive("real", lambda x: Array(np.real(np.asarray(x)).copy(), getattr(x, "weak_type", False)),
-                        _real_abstract)
+                        _real_abstract, elementwise=True)
 imag_p = make_primitive("imag", lambda x: Array(np.imag(np.asarray(x)).copy(), getattr(x, "weak_type", False)),
-                        _real_abstract)
+                        _real_abstract, elementwise=True)
 conj_p = make_primitive("conj", lambda x: Array(np.conj(np.asarray(x)), getattr(x, "weak_type", False)),
-                        lambda x: x)
+                        lambda x: x, elementwise=True)
 
 
 def _complex_abstract(x, y):
@@ -62,7 +62,8 @@ def _complex_abstract(x, y):
 
 
 complex_p = make_primitive(
-    "complex", lambda x, y: Array(np.asarray(x) + 1j * np.asarray(y), False), _complex_abstract)
+    "complex", lambda x, y: Array(np.asarray(x) + 1j * np.asarray(y), False), _complex_abstract,
+    elementwise=True)
 
 ad.deflinear(real_p, lambda ct, x: [_to_complex(ct, x.aval.dtype)])
 ad.deflinear(imag_p, lambda ct, x: [lax.mul(_to_complex(ct, x.aval.dtype), Array(np.asarray(-1j, x.aval.dtype)))])

@@ -11,7 +11,7 @@ from .. import core, dtypes, lax
 from ..array import Array
 from ..core import get_aval
 from . import (_scalar_type, _to_bool, all as _all, array, asarray, broadcast_arrays, equal, float32,
-               float64, int32, int64, uint32, uint64, complex64, complex128, shape, isclose as _isclose)
+               float64, int32, int64, uint32, uint64, complex64, complex128, shape)
 from ._util import asarray_leaf, promote_args_inexact
 
 __all__ = [

@@ -7,8 +7,8 @@ import numpy as np
 from .. import core, dtypes, lax
 from ..array import Array
 from ..core import get_aval
-from . import (_concrete_scalar, _shape, arange, array, asarray, atleast_1d as _atleast_1d_one,
-               atleast_2d as _atleast_2d_one, broadcast_to, concatenate, expand_dims, full, linspace,
+from . import (_atleast_1d_one, _atleast_2d_one, _concrete_scalar, _shape, arange, array, asarray,
+               broadcast_to, concatenate, expand_dims, full, linspace,
                power, ravel, reshape, stack, transpose, where, zeros, zeros_like, moveaxis, squeeze)
 from ._util import asarray_leaf, canonicalize_axis, promote_dtypes
 

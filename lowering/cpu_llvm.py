@@ -1,0 +1,232 @@
+"""The CPU backend: a jaxpr's fused regions as LLVM IR, one module per program, run by a driver.
+
+A program is a short Python *driver* (generated source, readable and debuggable) that
+allocates buffers and calls, in order, the program's region kernels and its library nodes
+(BLAS matmuls and numpy data movement) -- a thunk sequence, as XLA's CPU runtime runs one.
+The region kernels are the fused loop nests of ``RegionCodegen``, written in numjax's kernel
+language and compiled by ``pyir`` to LLVM IR without Numba; all kernels of a program form one
+module, compiled once by llvmlite and cached on disk as a relocatable object keyed by the
+kernel sources.  A warm process loads that object with ``objload`` and never loads LLVM.
+
+Kernel ABI: ``void k(i64 lo, i64 hi, dims..., inputs..., outputs...)`` behind an entry
+wrapper taking numpy arrays as ``PyObject*`` (it reads their data pointers), called through
+ctypes, which releases the GIL: a kernel whose outer loop is ``prange`` runs in chunks
+[lo, hi) on a thread pool when it is large (``cpu_runtime.run_chunked``).
+
+Programs this backend does not cover yet (control flow, gathers/scatters, sorting, linalg,
+FFT, random bits, complex numbers, float16) raise ``Unsupported`` and go to the Numba
+backend (``compile.py``).
+"""
+import hashlib
+import itertools
+
+import numpy as np
+
+from numjax.array import Array, c_contiguous as _c_contiguous
+
+from . import compile as numba_backend
+from . import fusion
+from .unsupported import Unsupported
+
+BACKEND_VERSION = "llvm-1"
+OPT_LEVEL = 3
+
+# Node primitives whose rules emit plain numpy (or driver_lib) code.
+DRIVER_NODES = frozenset("reshape transpose slice rev concatenate dot_general squeeze "
+                         "dynamic_slice dynamic_update_slice pad".split())
+
+_DRIVER_HEADER = """\
+# numjax program driver (LLVM backend): buffers and calls in order; k_* are compiled kernels.
+import numpy as np
+from numjax.lowering import driver_lib as kn
+from numjax.lowering.cpu_runtime import run_chunked
+"""
+
+
+class KernelSpec:
+    """One region kernel: its source and its parameter/output signature."""
+
+    def __init__(self, name, source, params, outputs, chunked):
+        self.name, self.source, self.params, self.outputs = name, source, params, outputs
+        self.chunked = chunked
+
+    def key_text(self):
+        return f"{self.name}|{self.params}|{self.outputs}|{self.chunked}\n{self.source}"
+
+
+class DriverCodegen(numba_backend.Codegen):
+    """The program as Python calling kernels: ``Codegen`` with regions as kernel calls."""
+
+    def __init__(self, jaxpr, fn_name, specs):
+        super().__init__(jaxpr, fn_name, parallel=True)
+        self.specs = specs
+
+    def subfunction(self, jaxpr):
+        raise Unsupported("control flow (cond/while/scan) in the LLVM backend")
+
+    def _node(self, eqn):
+        if eqn.primitive.name not in DRIVER_NODES:
+            raise Unsupported(f"primitive {eqn.primitive.name} in the LLVM backend")
+        super()._node(eqn)
+
+    def _scalar(self, eqn):
+        region = fusion.Region(())
+        region.eqns.append(eqn)
+        region.defined.update(eqn.outvars)
+        region.materialize.extend(eqn.outvars)
+        if hasattr(region, "compute_signature"):
+            region.compute_signature()
+        self._region(region)
+
+    def _region(self, region):
+        kg = numba_backend.KernelGen(region, True)
+        numba_backend.RegionCodegen(kg, region).generate()
+        name, text = kg.source()
+        src = "\n".join(line for line in text.splitlines() if not line.startswith("@"))
+        spec = _kernel_spec(kg, name, src)
+        if name not in self.specs:
+            self.specs[name] = spec
+        outs = [self.tmp("o") for _ in kg.outputs]
+        for o, v in zip(outs, kg.outputs):
+            self.emit(f"{o} = np.empty({self.shape_src(v.aval.shape)}, {_np_type(v.aval.dtype)})")
+        args = [self.dim(d) for d in kg.dims] + [self._scalar_arg(v) for v in kg.inputs] + outs
+        if spec.chunked:
+            size = " * ".join(self.dim(s) for s in region.shape)
+            self.emit(f"run_chunked({name}, {self.dim(region.shape[0])}, {size}, "
+                      f"({', '.join(args)}{',' if len(args) == 1 else ''}))")
+        else:
+            self.emit(f"{name}(0, 1, {', '.join(args)})")
+        for o, v in zip(outs, kg.outputs):
+            self.emit(f"{self.name(v)} = {o}[()]" if v.aval.shape == () else f"{self.name(v)} = {o}")
+
+    def _scalar_arg(self, v):
+        name = self.name(v)
+        if v.aval.shape != ():
+            return name
+        kind = np.dtype(v.aval.dtype).kind
+        return f"float({name})" if kind == "f" else f"bool({name})" if kind == "b" else f"int({name})"
+
+
+def _np_type(dt):
+    return "np.bool_" if np.dtype(dt) == np.bool_ else f"np.{np.dtype(dt).name}"
+
+
+def _kernel_spec(kg, name, src):
+    def shape(v):
+        return tuple(kg.dim_names.get(s, int(s)) for s in v.aval.shape)
+    params = [("dim",) for _ in kg.dims]
+    params += [("scalar", v.aval.dtype.name) if v.aval.shape == () else
+               ("array", v.aval.dtype.name, shape(v)) for v in kg.inputs]
+    outputs = [(v.aval.dtype.name, shape(v)) for v in kg.outputs]
+    return KernelSpec(name, src, params, outputs, "numba.prange" in src)
+
+
+def lower_program(closed, name="fn"):
+    """The driver source and kernel specs of ``closed``, or ``Unsupported``."""
+    from numjax.interpreters.partial_eval import dce_jaxpr
+    jaxpr = dce_jaxpr(numba_backend.inline_jits(closed.jaxpr))
+    _check_types(jaxpr)
+    fn_name = "numjax_" + "".join(c if c.isalnum() else "_" for c in name)
+    specs = {}
+    body = DriverCodegen(jaxpr, fn_name, specs).generate()
+    return LoweredProgram(_DRIVER_HEADER + body, fn_name, specs, closed)
+
+
+def _check_types(jaxpr):
+    for v in list(jaxpr.invars) + [o for e in jaxpr.eqns for o in e.outvars]:
+        dt = np.dtype(v.aval.dtype)
+        if dt.kind not in "biuf" or dt == np.float16:
+            raise Unsupported(f"{dt.name} values in the LLVM backend")
+
+
+class LoweredProgram:
+    def __init__(self, driver, fn_name, specs, closed):
+        self.driver, self.fn_name, self.specs, self.closed = driver, fn_name, specs, closed
+        text = "\n".join(s.key_text() for _, s in sorted(specs.items()))
+        self.key = hashlib.sha256(f"{BACKEND_VERSION}|O{OPT_LEVEL}\n{text}".encode()).hexdigest()
+
+    @property
+    def text(self):
+        kernels = "".join(f"# ---- kernel {n}\n{s.source}\n" for n, s in sorted(self.specs.items()))
+        return kernels + "# ---- program\n" + self.driver
+
+    def llvm_ir(self):
+        from . import cpu_llvm_build
+        return str(cpu_llvm_build.build_module(self.specs.values()))
+
+
+def compile_program(closed, name="fn"):
+    """An ``Executable`` for ``closed`` with its kernels compiled (or loaded from the cache);
+    ``Unsupported`` when this backend does not cover the program."""
+    exe = Executable(lower_program(closed, name))
+    exe.ensure_compiled()
+    return exe
+
+
+def debug_python_enabled():
+    from numjax.config import config
+    return bool(getattr(config, "numjax_debug_python", False))
+
+
+class Executable:
+    """A program ready to run: the driver function bound to its loaded kernels."""
+
+    def __init__(self, lowered):
+        self.lowered = lowered
+        self.source = lowered.text
+        self._consts = [_c_contiguous(getattr(c, "_value", c)) for c in lowered.closed.consts]
+        self._out = [a.weak_type for a in lowered.closed.out_avals]
+        self._fn = None
+        self._obj = None
+
+    def ensure_compiled(self):
+        if self._fn is None:
+            from . import cpu_llvm_build
+            if debug_python_enabled():
+                self._obj, kernels = None, python_kernels(self.lowered)
+            else:
+                self._obj = cpu_llvm_build.load_kernels(self.lowered)
+                kernels = self._obj.funcs
+            namespace = dict(kernels)
+            exec(compile(self.lowered.driver, f"<numjax driver {self.lowered.fn_name}>", "exec"), namespace)
+            self._fn = namespace[self.lowered.fn_name]
+        return self._fn
+
+    def call_arrays(self, vals):
+        fn = self._fn or self.ensure_compiled()
+        vals = [v if type(v) is np.ndarray and v.flags.c_contiguous else _c_contiguous(getattr(v, "_value", v))
+                for v in vals]
+        outs = fn(*self._consts, *vals) if self._consts else fn(*vals)
+        return [Array(o, w) for o, w in zip(outs, self._out)]
+
+    def specialize(self, vals):
+        """The driver itself serves as the fast entry point (no per-call type dispatch)."""
+        if self._consts or any(type(v) is not np.ndarray or not v.flags.c_contiguous for v in vals):
+            return None
+        return self._fn or self.ensure_compiled()
+
+
+def python_kernels(lowered):
+    """The kernels as plain Python functions with the compiled kernels' calling convention:
+    ``numjax.config.update("numjax_debug_python", True)`` runs programs this way, so a
+    debugger can step through every loop (slowly)."""
+    from . import scalar_helpers, vmath
+    from .cpu_llvm_build import python_namespace
+    namespace = python_namespace(vmath, scalar_helpers)
+    kernels = {}
+    for name, spec in lowered.specs.items():
+        exec(compile(spec.source, f"<numjax kernel {name}>", "exec"), namespace)
+        kernels[name] = _python_kernel(namespace[name], spec)
+    return kernels
+
+
+def _python_kernel(fn, spec):
+    n_in = len(spec.params)
+
+    def call(lo, hi, *args):
+        if lo != 0:          # chunk calls: the first computes everything
+            return
+        results = fn(*args[:n_in])
+        for out, res in zip(args[n_in:], results):
+            out[...] = res
+    return call
