@@ -47,11 +47,16 @@ def _is_empty_reduction(eqn):
             and eqn.outvars[0].aval.dtype == eqn.invars[0].aval.dtype)
 
 
+# Call-like equations whose body is spliced into the caller (their derivative rules only
+# matter to transformations, which have run by now): parameter holding the body.
+_INLINED_CALLS = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr"}
+
+
 def inline_jits(jaxpr):
-    """Nested jit equations are spliced into their parent so fusion sees through them;
-    reductions over no axes become renames."""
+    """Nested jit (and custom_jvp/vjp call) equations are spliced into their parent so
+    fusion sees through them; reductions over no axes become renames."""
     from numjax.jaxpr import Jaxpr, JaxprEqn, Var
-    if not any(e.primitive.name == "jit" or _is_empty_reduction(e) for e in jaxpr.eqns):
+    if not any(e.primitive.name in _INLINED_CALLS or _is_empty_reduction(e) for e in jaxpr.eqns):
         return jaxpr
     eqns, rename = [], {}
 
@@ -62,11 +67,12 @@ def inline_jits(jaxpr):
         if _is_empty_reduction(eqn):
             rename[eqn.outvars[0]] = sub(eqn.invars[0])
             continue
-        if eqn.primitive.name != "jit":
+        body_param = _INLINED_CALLS.get(eqn.primitive.name)
+        if body_param is None:
             eqns.append(JaxprEqn(eqn.primitive, [sub(v) for v in eqn.invars], eqn.outvars, eqn.params))
             continue
-        inner = inline_jits(eqn.params["jaxpr"].jaxpr)
-        inner_consts = eqn.params["jaxpr"].consts
+        inner = inline_jits(eqn.params[body_param].jaxpr)
+        inner_consts = eqn.params[body_param].consts
         if inner_consts:
             raise NotImplementedError("nested jit with array constants")
         local = dict(zip(inner.invars, [sub(v) for v in eqn.invars]))
@@ -83,6 +89,8 @@ def inline_jits(jaxpr):
 
 
 class Codegen:
+    planner_options = {}
+
     def __init__(self, jaxpr, fn_name, parallel=False, scalar_io=False, subfns=None, kernels=None):
         self.jaxpr = jaxpr
         self.fn_name = fn_name
@@ -128,7 +136,7 @@ class Codegen:
             # Rank-0 values live as scalars inside generated code.
             scalar_in = v.aval.shape == () and not self.scalar_io
             self.emit(f"{self.name(v)} = {param}[()]" if scalar_in else f"{self.name(v)} = {param}")
-        for item in fusion.Planner().plan(jx):
+        for item in fusion.Planner(**self.planner_options).plan(jx):
             if isinstance(item, fusion.Node):
                 self._node(item.eqn)
             elif isinstance(item, fusion.Scalar):

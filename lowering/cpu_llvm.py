@@ -56,6 +56,7 @@ class KernelSpec:
 
 class DriverCodegen(numba_backend.Codegen):
     """The program as Python calling kernels: ``Codegen`` with regions as kernel calls."""
+    planner_options = {"scalar_regions": True}
 
     def __init__(self, jaxpr, fn_name, specs):
         super().__init__(jaxpr, fn_name, parallel=True)
@@ -74,8 +75,7 @@ class DriverCodegen(numba_backend.Codegen):
         region.eqns.append(eqn)
         region.defined.update(eqn.outvars)
         region.materialize.extend(eqn.outvars)
-        if hasattr(region, "compute_signature"):
-            region.compute_signature()
+        region.compute_signature()
         self._region(region)
 
     def _region(self, region):

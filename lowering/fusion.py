@@ -106,7 +106,11 @@ def _folds_into_readers(eqn):
 
 
 class Planner:
-    def __init__(self):
+    def __init__(self, scalar_regions=False):
+        # True: rank-0 elementwise chains fuse into rank-0 regions (one compiled kernel)
+        # instead of scalar statements in the program (backends whose programs are not
+        # compiled code).
+        self.scalar_regions = scalar_regions
         self.items = []
         self.region_of = {}       # var -> region defining it (pending or result)
         self.lazy = {}            # broadcast outvar -> eqn, folded into its readers' loads
@@ -121,7 +125,7 @@ class Planner:
                 self.lazy[eqn.outvars[0]] = eqn
             elif prim.reduction is not None:
                 self._add_reduction(eqn)
-            elif eqn.outvars[0].aval.shape == () and not prim.is_load:
+            elif eqn.outvars[0].aval.shape == () and not prim.is_load and not self.scalar_regions:
                 self._use_outside(eqn.invars)
                 self.items.append(Scalar(eqn))
             else:

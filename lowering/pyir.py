@@ -673,23 +673,11 @@ class Translator:
             if opt is ast.Pow:
                 return Val(b.call(self.intrinsic("llvm.pow", dt, 2), [a, c]), dt)
             raise Unsupported(f"float operator {opt.__name__}")
-        signed = dt.kind == "i"
-        if opt is ast.Add:
-            return Val(b.add(a, c), dt)
-        if opt is ast.Sub:
-            return Val(b.sub(a, c), dt)
-        if opt is ast.Mult:
-            return Val(b.mul(a, c), dt)
-        if opt is ast.BitAnd:
-            return Val(b.and_(a, c), dt)
-        if opt is ast.BitOr:
-            return Val(b.or_(a, c), dt)
-        if opt is ast.BitXor:
-            return Val(b.xor(a, c), dt)
-        if opt is ast.LShift:
-            return Val(b.shl(a, c), dt)
-        if opt is ast.RShift:
-            return Val(b.ashr(a, c) if signed else b.lshr(a, c), dt)
+        simple = {ast.Add: b.add, ast.Sub: b.sub, ast.Mult: b.mul, ast.BitAnd: b.and_,
+                  ast.BitOr: b.or_, ast.BitXor: b.xor, ast.LShift: b.shl,
+                  ast.RShift: b.ashr if dt.kind == "i" else b.lshr}
+        if opt in simple:
+            return Val(simple[opt](a, c), dt)
         if opt in (ast.FloorDiv, ast.Mod):
             return Val(self._int_divmod(scope, a, c, dt, opt is ast.Mod), dt)
         raise Unsupported(f"integer operator {opt.__name__}")

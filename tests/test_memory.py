@@ -71,7 +71,6 @@ def _run(what, limit, tmp_path):
     return json.loads(line.split(" ", 1)[1])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: compiled code is not released yet")
 def test_rss_bounded_after_dropping_500_jitted_lambdas(tmp_path):
     res = _run("rss", MAX_RSS_GROWTH_MB, tmp_path)
     assert res["growth"] <= MAX_RSS_GROWTH_MB, (
@@ -79,7 +78,6 @@ def test_rss_bounded_after_dropping_500_jitted_lambdas(tmp_path):
     assert res["done"] == N_FUNCTIONS
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: compiled code is not released yet")
 def test_generated_modules_released_after_dropping_jitted_lambdas(tmp_path):
     res = _run("modules", MAX_MODULE_GROWTH, tmp_path)
     assert res["growth"] <= MAX_MODULE_GROWTH, (
