@@ -61,6 +61,7 @@ class DriverCodegen(numba_backend.Codegen):
     def __init__(self, jaxpr, fn_name, specs):
         super().__init__(jaxpr, fn_name, parallel=True)
         self.specs = specs
+        self.rank0_buffers = {}
 
     def subfunction(self, jaxpr):
         raise Unsupported("control flow (cond/while/scan) in the LLVM backend")
@@ -98,6 +99,13 @@ class DriverCodegen(numba_backend.Codegen):
             self.emit(f"{name}(0, 1, {', '.join(args)})")
         for o, v in zip(outs, kg.outputs):
             self.emit(f"{self.name(v)} = {o}[()]" if v.aval.shape == () else f"{self.name(v)} = {o}")
+            if v.aval.shape == ():
+                self.rank0_buffers[v] = o
+
+    def _output(self, v):
+        # A rank-0 result computed by a kernel is returned as the kernel's 0-d buffer.
+        buffer = self.rank0_buffers.get(v)
+        return buffer if buffer is not None else super()._output(v)
 
     def _scalar_arg(self, v):
         name = self.name(v)
