@@ -19,6 +19,7 @@ import numpy as np
 from numjax.array import Array, c_contiguous as _c_contiguous
 from numjax.errors import NoLoweringError
 from numjax.jaxpr import Literal, eval_jaxpr
+from numjax.lax import linalg as lax_linalg
 from numjax.lax import shape as lax_shape
 
 from . import fusion, scalar
@@ -43,7 +44,7 @@ class Lowered:
 def _is_empty_reduction(eqn):
     # A reduction over no axes (jnp.sum of a scalar) is the identity; lowered as a
     # reduction it would hand a 0-d array where the code expects a scalar.
-    return (eqn.primitive.name.startswith("reduce_") and eqn.params.get("axes") == ()
+    return (eqn.primitive.reduction not in (None, "argmax", "argmin") and eqn.params.get("axes") == ()
             and eqn.outvars[0].aval.dtype == eqn.invars[0].aval.dtype)
 
 
@@ -666,7 +667,7 @@ def lower_jaxpr(closed, name="fn"):
     subs = "".join(src + "\n\n" for _, src, _ in subfns.values())
     source = _HEADER + subs + _DECORATOR + "\n" + serial
     # Programs with matmuls already run BLAS threads; a parallel twin would oversubscribe.
-    has_blas = any(e.primitive.name == "dot_general" for e in jaxpr.eqns)
+    has_blas = any(e.primitive is lax_linalg.dot_general_p for e in jaxpr.eqns)
     if not has_blas:
         par_kernels = {}
         parallel = Codegen(jaxpr, fn_name + "_par", parallel=True, subfns=subfns,

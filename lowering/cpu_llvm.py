@@ -31,9 +31,12 @@ from .unsupported import Unsupported
 BACKEND_VERSION = "llvm-1"
 OPT_LEVEL = 3
 
-# Node primitives whose rules emit plain numpy (or driver_lib) code.
-DRIVER_NODES = frozenset("reshape transpose slice rev concatenate dot_general squeeze "
-                         "dynamic_slice dynamic_update_slice pad".split())
+def _driver_nodes():
+    """Node primitives whose rules emit plain numpy (or driver_lib) code."""
+    from numjax.lax import indexing, linalg, shape
+    return frozenset([shape.reshape_p, shape.transpose_p, indexing.slice_p, shape.rev_p,
+                      shape.concatenate_p, linalg.dot_general_p, shape.squeeze_p,
+                      indexing.dynamic_slice_p, indexing.dynamic_update_slice_p, shape.pad_p])
 
 _DRIVER_HEADER = """\
 # numjax program driver (LLVM backend): buffers and calls in order; k_* are compiled kernels.
@@ -41,6 +44,9 @@ import numpy as np
 from numjax.lowering import driver_lib as kn
 from numjax.lowering.cpu_runtime import run_chunked
 """
+
+
+DRIVER_NODES = _driver_nodes()
 
 
 class KernelSpec:
@@ -67,7 +73,7 @@ class DriverCodegen(numba_backend.Codegen):
         raise Unsupported("control flow (cond/while/scan) in the LLVM backend")
 
     def _node(self, eqn):
-        if eqn.primitive.name not in DRIVER_NODES:
+        if eqn.primitive not in DRIVER_NODES:
             raise Unsupported(f"primitive {eqn.primitive.name} in the LLVM backend")
         super()._node(eqn)
 
