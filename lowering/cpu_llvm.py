@@ -18,18 +18,14 @@ FFT, random bits, complex numbers, float16) raise ``Unsupported`` and go to the 
 backend (``compile.py``).
 """
 import hashlib
-import itertools
 
 import numpy as np
 
 from numjax.array import Array, c_contiguous as _c_contiguous
 
 from . import compile as numba_backend
-from . import fusion
 from .unsupported import Unsupported
 
-BACKEND_VERSION = "llvm-1"
-OPT_LEVEL = 3
 
 def _driver_nodes():
     """Node primitives whose rules emit plain numpy (or driver_lib) code."""
@@ -38,15 +34,14 @@ def _driver_nodes():
                       shape.concatenate_p, linalg.dot_general_p, shape.squeeze_p,
                       indexing.dynamic_slice_p, indexing.dynamic_update_slice_p, shape.pad_p])
 
+DRIVER_NODES = _driver_nodes()
+
 _DRIVER_HEADER = """\
 # numjax program driver (LLVM backend): buffers and calls in order; k_* are compiled kernels.
 import numpy as np
 from numjax.lowering import driver_lib as kn
 from numjax.lowering.cpu_runtime import run_chunked
 """
-
-
-DRIVER_NODES = _driver_nodes()
 
 
 class KernelSpec:
@@ -62,6 +57,7 @@ class KernelSpec:
 
 class DriverCodegen(numba_backend.Codegen):
     """The program as Python calling kernels: ``Codegen`` with regions as kernel calls."""
+    # Rank-0 chains become rank-0 kernels too: the driver runs no scalar math itself.
     planner_options = {"scalar_regions": True}
 
     def __init__(self, jaxpr, fn_name, specs):
@@ -76,14 +72,6 @@ class DriverCodegen(numba_backend.Codegen):
         if eqn.primitive not in DRIVER_NODES:
             raise Unsupported(f"primitive {eqn.primitive.name} in the LLVM backend")
         super()._node(eqn)
-
-    def _scalar(self, eqn):
-        region = fusion.Region(())
-        region.eqns.append(eqn)
-        region.defined.update(eqn.outvars)
-        region.materialize.extend(eqn.outvars)
-        region.compute_signature()
-        self._region(region)
 
     def _region(self, region):
         kg = numba_backend.KernelGen(region, True)
@@ -156,8 +144,9 @@ def _check_types(jaxpr):
 class LoweredProgram:
     def __init__(self, driver, fn_name, specs, closed):
         self.driver, self.fn_name, self.specs, self.closed = driver, fn_name, specs, closed
+        # The compiler's own version goes in later (cpu_llvm_build.object_key).
         text = "\n".join(s.key_text() for _, s in sorted(specs.items()))
-        self.key = hashlib.sha256(f"{BACKEND_VERSION}|O{OPT_LEVEL}\n{text}".encode()).hexdigest()
+        self.key = hashlib.sha256(text.encode()).hexdigest()
 
     @property
     def text(self):
@@ -177,11 +166,6 @@ def compile_program(closed, name="fn"):
     return exe
 
 
-def debug_python_enabled():
-    from numjax.config import config
-    return bool(getattr(config, "numjax_debug_python", False))
-
-
 class Executable:
     """A program ready to run: the driver function bound to its loaded kernels."""
 
@@ -195,8 +179,9 @@ class Executable:
 
     def ensure_compiled(self):
         if self._fn is None:
+            from numjax.config import config
             from . import cpu_llvm_build
-            if debug_python_enabled():
+            if config.numjax_debug_python:
                 self._obj, kernels = None, python_kernels(self.lowered)
             else:
                 self._obj = cpu_llvm_build.load_kernels(self.lowered)

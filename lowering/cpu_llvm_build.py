@@ -26,6 +26,7 @@ logger = logging.getLogger("numjax")
 # Entry wrappers read an ndarray's data pointer straight from the object: in CPython's
 # PyArrayObject it follows the object header (checked once per process, _check_layout).
 _DATA_OFFSET = 16
+OPT = 3               # LLVM optimization level of every program module
 _lock = threading.RLock()
 _llvm_ready = False
 _loaded = weakref.WeakValueDictionary()   # program key -> LoadedKernels alive in this process
@@ -132,9 +133,6 @@ def _target_machine():
         opt=OPT, reloc="pic", codemodel="default")
 
 
-OPT = 3
-
-
 def compile_object(module):
     llvm, tm = _target_machine()
     module.triple = tm.triple
@@ -172,7 +170,8 @@ def _compiler_key():
     an edit to them must not load objects built by the old code."""
     digest = hashlib.sha256()
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in ("pyir.py", "pyir_builtins.py", "cpu_llvm_build.py", "vmath.py", "scalar_helpers.py"):
+    for name in ("pyir.py", "pyir_builtins.py", "cpu_llvm.py", "cpu_llvm_build.py", "vmath.py",
+                 "scalar_helpers.py"):
         with open(os.path.join(here, name), "rb") as f:
             digest.update(f.read())
     return digest.hexdigest()
@@ -193,26 +192,25 @@ def load_kernels(lowered):
         if hit is not None:
             return hit
         from . import diskcache, objload
+        _check_layout()
+        obj, origin, how = None, "disk cache", "loaded from the disk cache"
         data = diskcache.read_entry("obj", key)
-        reason = "loaded from the disk cache"
         if data is not None:
             try:
                 obj = objload.load(data, {})
-            except objload.ObjectFormatError as err:
+            except Exception as err:   # noqa: BLE001  (a cache entry must never stop a program)
                 # A verified entry that still does not load (another llvmlite wrote it?):
-                # recompile and replace it rather than fail.
+                # recompile and replace it.
                 logger.warning("numjax: cached kernels of %s unusable (%s); recompiling", lowered.fn_name, err)
-                data = None
-        if data is None:
+        if obj is None:
             t0 = time.perf_counter()
             data = compile_object(build_module(lowered.specs.values()))
-            reason = f"compiled in {(time.perf_counter() - t0) * 1e3:.1f} ms"
+            origin, how = "compiled", f"compiled in {(time.perf_counter() - t0) * 1e3:.1f} ms"
             obj = objload.load(data, {})
             diskcache.write_entry("obj", key, data)
-        _log_compile(lowered, reason)
-        _check_layout()
+        _log_compile(lowered, how)
         funcs = {name: _ctypes_function(obj.address(name), spec) for name, spec in lowered.specs.items()}
-        hit = _loaded[key] = LoadedKernels(obj, funcs, "disk cache" if reason.startswith("loaded") else "compiled")
+        hit = _loaded[key] = LoadedKernels(obj, funcs, origin)
         return hit
 
 

@@ -16,9 +16,11 @@ _pool_lock = threading.Lock()
 
 
 def _threads():
-    n = config.numjax_num_threads or len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-        else (os.cpu_count() or 1)
-    return max(1, n)
+    if config.numjax_num_threads:
+        return config.numjax_num_threads
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def _get_pool(n):

@@ -20,7 +20,6 @@ Anything else raises ``Unsupported`` (the caller then uses another lowering).
 """
 import ast
 import inspect
-import math
 import textwrap
 
 import numpy as np
@@ -122,22 +121,18 @@ def promote(a, b, op=None):
 # ---------------------------------------------------------------- the translator
 
 _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-_DTYPE_CTORS = {np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
-                np.uint16, np.uint32, np.uint64, np.bool_}
-
 
 class Function:
     """Translation state of one LLVM function."""
 
-    def __init__(self, mod, fn, lib):
-        self.mod, self.fn, self.lib = mod, fn, lib
+    def __init__(self, mod, fn):
+        self.mod, self.fn = mod, fn
         self.entry = fn.append_basic_block("entry")
         self.body = fn.append_basic_block("body")
         self.b = ir.IRBuilder(self.body)
         self.eb = ir.IRBuilder(self.entry)
         self.frees = []          # temporaries malloc'ed at entry
         self.prange = None       # (lo, hi) values for numba.prange
-        self.ret_block = None
 
     def alloca(self, ty):
         with self.eb.goto_block(self.entry):
@@ -156,6 +151,9 @@ class Scope:
         self.vars = {}           # name -> ("slot", alloca, dtype) | ("bind", value)
         self.func = func
         self.ret = None          # inlined callee: (exit block, [slots]) filled by return
+        self.ret_shape = None    # inlined callee: nesting of its returned tuple
+        self.out_params = {}     # kernel: output name -> caller's buffer
+        self.kernel_ret = False  # kernel body (return stores outputs) vs inlined callee
 
 
 class Translator:
@@ -180,7 +178,7 @@ class Translator:
         lltys += [memtype(dt).as_pointer() for dt, _ in outputs]
         fn = ir.Function(self.mod, ir.FunctionType(ir.VoidType(), lltys), name)
         fn.attributes.add("nounwind")
-        func = Function(self.mod, fn, self)
+        func = Function(self.mod, fn)
         func.prange = (fn.args[0], fn.args[1])
         scope = Scope(globals_, func)
         args = fn.args[2:2 + len(params)]
@@ -199,7 +197,6 @@ class Translator:
         outs = fn.args[2 + len(params):]
         for o in outs:
             o.add_attribute("noalias")
-        scope.out_params = {}
         ret = next((s for s in tree.body if isinstance(s, ast.Return)), None)
         if ret is not None:
             elts = ret.value.elts if isinstance(ret.value, ast.Tuple) else [ret.value]
@@ -320,13 +317,11 @@ class Translator:
         if len(st.targets) != 1:
             raise Unsupported("chained assignment")
         tgt = st.targets[0]
-        if isinstance(tgt, ast.Name) and tgt.id in getattr(scope, "out_params", {}) \
-                and isinstance(st.value, ast.Call) and self._is_alloc(scope, st.value):
-            self._init_alloc(scope, scope.out_params[tgt.id], st.value)
-            scope.vars[tgt.id] = ("bind", scope.out_params[tgt.id])
-            return
         if isinstance(tgt, ast.Name) and isinstance(st.value, ast.Call) and self._is_alloc(scope, st.value):
-            scope.vars[tgt.id] = ("bind", self._temp_alloc(scope, st.value))
+            out = scope.out_params.get(tgt.id)
+            if out is not None:       # a kernel output: the caller's buffer, maybe filled
+                self._init_alloc(scope, out, st.value)
+            scope.vars[tgt.id] = ("bind", out if out is not None else self._temp_alloc(scope, st.value))
             return
         self.assign(scope, tgt, self.expr(scope, st.value))
 
@@ -353,7 +348,7 @@ class Translator:
 
     def st_Return(self, scope, st):
         value = Tup() if st.value is None else self.expr(scope, st.value)
-        if getattr(scope, "kernel_ret", False):
+        if scope.kernel_ret:
             elts = st.value.elts if isinstance(st.value, ast.Tuple) else [st.value]
             vals = value if isinstance(value, Tup) else [value]
             for e, v in zip(elts, vals):
@@ -603,8 +598,6 @@ class Translator:
         if isinstance(a, Tup) and isinstance(c, Tup):
             return Tup(self.select(scope, cond, x, y) for x, y in zip(a, c))
         dt = promote(a.dt, c.dt) if a.dt != c.dt else a.dt
-        if a.dt != c.dt and BOOL in (a.dt, c.dt) and a.dt.kind != "f" and c.dt.kind != "f":
-            dt = promote(a.dt if a.dt != BOOL else I64, c.dt if c.dt != BOOL else I64)
         av = self.cast(scope, self.materialize(scope, a), dt)
         cv = self.cast(scope, self.materialize(scope, c), dt)
         return Val(scope.func.b.select(self.materialize(scope, cond).v, av.v, cv.v), dt)
@@ -804,7 +797,7 @@ class Translator:
         if not slots:
             return Tup()
         vals = [s[1] if s[0] == "arr" else Val(func.b.load(s[1]), s[2]) for s in slots]
-        return _unflatten(vals, getattr(inner, "ret_shape", None))
+        return _unflatten(vals, inner.ret_shape)
 
 
 def _unflatten(vals, shape):
@@ -867,4 +860,4 @@ def _globals_of(fn):
     return g
 
 
-__all__ = ["Translator", "Unsupported", "lltype", "memtype", "math"]
+__all__ = ["Translator", "Unsupported", "lltype", "memtype"]

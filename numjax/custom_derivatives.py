@@ -12,7 +12,7 @@ import inspect
 
 from . import core, tree_util
 from .interpreters import ad, batching
-from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, _jaxprs_in_params, param_printers
+from .jaxpr import ClosedJaxpr, param_printers
 from .api_util import flatten_fun
 from .lax._base import make_primitive
 from .numpy._util import asarray_leaf
@@ -336,40 +336,3 @@ for _prim in (custom_jvp_call_p, custom_vjp_call_p):
     ad.jvp_rules[_prim] = _custom_call_jvp
     batching.batch_rules[_prim] = _custom_call_batch(_prim)
     param_printers[_prim] = _print_custom_call
-
-
-def inline_custom_calls(closed):
-    """``closed`` with every custom call (nested ones included) replaced by a ``jit`` of its
-    body: what a backend compiles is only what the function computes."""
-    jaxpr = _inline_custom_calls(closed.jaxpr)
-    return closed if jaxpr is closed.jaxpr else ClosedJaxpr(jaxpr, closed.consts)
-
-
-def _inline_custom_calls(jaxpr):
-    if not _has_custom_call(jaxpr):
-        return jaxpr
-    from .dispatch import jit_p
-    eqns = []
-    for e in jaxpr.eqns:
-        if e.primitive in (custom_jvp_call_p, custom_vjp_call_p):
-            body = inline_custom_calls(e.params["call_jaxpr"])
-            eqns.append(JaxprEqn(jit_p, e.invars, e.outvars, {"jaxpr": body, "name": e.params["name"]}))
-        else:
-            eqns.append(JaxprEqn(e.primitive, e.invars, e.outvars,
-                                 {k: _inline_param(v) for k, v in e.params.items()}))
-    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
-
-
-def _inline_param(v):
-    if isinstance(v, ClosedJaxpr):
-        return inline_custom_calls(v)
-    if isinstance(v, Jaxpr):
-        return _inline_custom_calls(v)
-    if isinstance(v, tuple) and v and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in v):
-        return tuple(_inline_param(j) for j in v)
-    return v
-
-
-def _has_custom_call(jaxpr):
-    return any(e.primitive in (custom_jvp_call_p, custom_vjp_call_p)
-               or any(_has_custom_call(j) for j in _jaxprs_in_params(e.params)) for e in jaxpr.eqns)

@@ -123,9 +123,8 @@ def compiled_executable(closed_jaxpr, name="fn"):
     with ``call_arrays(list of ndarrays) -> list of Array`` and ``source``."""
     exe = getattr(closed_jaxpr, "_executable", None)
     if exe is None:
-        from .custom_derivatives import inline_custom_calls
         from .lowering import compile as lowering_compile
-        exe = lowering_compile.compile_jaxpr(inline_custom_calls(closed_jaxpr), name)
+        exe = lowering_compile.compile_jaxpr(closed_jaxpr, name)
         closed_jaxpr._executable = exe
     return exe
 
