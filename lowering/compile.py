@@ -17,6 +17,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from numjax.array import Array, c_contiguous as _c_contiguous
+from numjax.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from numjax.dispatch import jit_p
 from numjax.errors import NoLoweringError
 from numjax.jaxpr import Literal, eval_jaxpr
 from numjax.lax import linalg as lax_linalg
@@ -50,14 +52,14 @@ def _is_empty_reduction(eqn):
 
 # Call-like equations whose body is spliced into the caller (their derivative rules only
 # matter to transformations, which have run by now): parameter holding the body.
-_INLINED_CALLS = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr"}
+_INLINED_CALLS = {jit_p: "jaxpr", custom_jvp_call_p: "call_jaxpr", custom_vjp_call_p: "call_jaxpr"}
 
 
 def inline_jits(jaxpr):
     """Nested jit (and custom_jvp/vjp call) equations are spliced into their parent so
     fusion sees through them; reductions over no axes become renames."""
     from numjax.jaxpr import Jaxpr, JaxprEqn, Var
-    if not any(e.primitive.name in _INLINED_CALLS or _is_empty_reduction(e) for e in jaxpr.eqns):
+    if not any(e.primitive in _INLINED_CALLS or _is_empty_reduction(e) for e in jaxpr.eqns):
         return jaxpr
     eqns, rename = [], {}
 
@@ -68,7 +70,7 @@ def inline_jits(jaxpr):
         if _is_empty_reduction(eqn):
             rename[eqn.outvars[0]] = sub(eqn.invars[0])
             continue
-        body_param = _INLINED_CALLS.get(eqn.primitive.name)
+        body_param = _INLINED_CALLS.get(eqn.primitive)
         if body_param is None:
             eqns.append(JaxprEqn(eqn.primitive, [sub(v) for v in eqn.invars], eqn.outvars, eqn.params))
             continue
