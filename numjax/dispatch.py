@@ -24,7 +24,7 @@ from .array import Array
 from .config import config
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
-from .jaxpr import ClosedJaxpr, param_printers
+from .jaxpr import ClosedJaxpr, Jaxpr, Var, param_printers
 from .lax._base import make_primitive
 
 logger = logging.getLogger("numjax")
@@ -58,16 +58,34 @@ def _jit_jvp(primals, tangents, *, jaxpr, name):
 def _jit_partial_eval(trace, tracers, *, jaxpr, name):
     # The known part runs now (as its own jit), emitting residuals; the unknown part is staged.
     unknowns = tuple(not t.pval.is_known for t in tracers)
-    known, unknown, out_unknowns, num_res = _derived(jaxpr, ("partial_eval", unknowns), lambda: pe.partial_eval_jaxpr(
-        jaxpr.jaxpr, unknowns, [False] * len(jaxpr.out_avals), jaxpr.consts))
-    known_outs = bind_jit([t.pval.const for t in tracers if t.pval.is_known], known, name)
-    n_known = len(known_outs) - num_res
-    residuals = [trace.instantiate_const(trace.pure(r)) for r in known_outs[n_known:]]
+    known, unknown, out_unknowns, forwarded = _derived(jaxpr, ("partial_eval", unknowns),
+                                                       lambda: _split_jit(jaxpr, unknowns))
+    known_in = [t.pval.const for t in tracers if t.pval.is_known]
+    known_outs = bind_jit(known_in, known, name)
+    n_known = len(out_unknowns) - sum(out_unknowns)
+    computed = iter(known_outs[n_known:])
+    residuals = [trace.instantiate_const(trace.pure(known_in[f] if f is not None else next(computed)))
+                 for f in forwarded]
     unknown_in = [trace.instantiate_const(t) for t in tracers if not t.pval.is_known]
     staged = trace.stage(jit_p, residuals + unknown_in, {"jaxpr": ClosedJaxpr(unknown, []), "name": name}) \
         if any(out_unknowns) else []
     known_it, staged_it = iter(known_outs[:n_known]), iter(staged)
     return [next(staged_it) if u else next(known_it) for u in out_unknowns]
+
+
+def _split_jit(jaxpr, unknowns):
+    """``pe.partial_eval_jaxpr`` of a jit's jaxpr, with residuals that are just known inputs
+    forwarded (``forwarded[i]``: the known input that residual i is, or None) instead of
+    returned by the known jit, as JAX forwards them."""
+    known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr(
+        jaxpr.jaxpr, unknowns, [False] * len(jaxpr.out_avals), jaxpr.consts)
+    kj = known.jaxpr
+    n_out = len(kj.outvars) - num_res
+    forwarded = [kj.invars.index(v) if type(v) is Var and v in kj.invars else None
+                 for v in kj.outvars[n_out:]]
+    outvars = kj.outvars[:n_out] + [v for v, f in zip(kj.outvars[n_out:], forwarded) if f is None]
+    known = ClosedJaxpr(Jaxpr(kj.constvars, kj.invars, outvars, kj.eqns), known.consts)
+    return known, unknown, out_unknowns, forwarded
 
 
 def _jit_transpose(cts, *args, jaxpr, name):

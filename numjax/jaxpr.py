@@ -216,9 +216,10 @@ class _SharedName(str):
     """A hoisted jaxpr's name standing in its equation's params."""
 
 
-def pp_jaxpr(jaxpr, names, indent, inline_ok=False, top=True, one_line=True):
+def pp_jaxpr(jaxpr, names, indent, inline_ok=False, top=True, one_line=True, lead=0):
     """JAX's text form. Equation results nobody reads print as ``_``. A nested jaxpr with at
-    most one equation goes on one line when that fits, as JAX prints it."""
+    most one equation goes on one line when that fits, as JAX prints it (``lead``: the
+    characters before it on its first line, such as ``jaxpr=``)."""
     # As JAX, only the top-level jaxpr prints unread results as `_`.
     used = _used(jaxpr) if top else None
     consts = " ".join(_pp_binder(v, names) for v in jaxpr.constvars)
@@ -232,7 +233,7 @@ def pp_jaxpr(jaxpr, names, indent, inline_ok=False, top=True, one_line=True):
     if one_line and not any("\n" in line for line in eqn_lines):
         # JAX prints a jaxpr that fits in the width on one line, equations joined by "; ".
         one = f"{head} {'; '.join(line.strip() for line in eqn_lines)} in {outs_t} }}"
-        if indent + len(one) <= WIDTH:
+        if indent + lead + len(one) <= WIDTH:
             return one
     tail = " " * (indent + 2) + f"in {outs_t} }}"
     return "\n".join([head] + eqn_lines + [tail])
@@ -263,7 +264,7 @@ def pp_eqn(eqn, names, indent, used=None):
         if len(head) <= WIDTH or not flat:
             return f"{head} {args}"
     if eqn.primitive.name == "jit":
-        _alias_inner(params["jaxpr"], eqn, names)
+        _alias_inner(params["jaxpr"], eqn, names, used)
     one = _pp_eqn_one_line(eqn, names, pad, outs, args, params)
     if one is not None:
         return one
@@ -271,7 +272,8 @@ def pp_eqn(eqn, names, indent, used=None):
     for k, v in params.items():
         if _is_jaxpr(v):
             jx = v.jaxpr if isinstance(v, ClosedJaxpr) else v
-            inner.append(f"{pad}  {k}={pp_jaxpr(jx, names, indent + 2, inline_ok=True, top=False)}")
+            text = pp_jaxpr(jx, names, indent + 2, inline_ok=True, top=False, lead=len(k) + 1)
+            inner.append(f"{pad}  {k}={text}")
         elif _is_jaxpr_tuple(v):
             inner.append(f"{pad}  {k}=(")
             for j in v:
@@ -315,16 +317,20 @@ def _is_jaxpr_tuple(v):
     return isinstance(v, tuple) and v and all(_is_jaxpr(j) for j in v)
 
 
-def _alias_inner(v, eqn, names):
+def _alias_inner(v, eqn, names, used=None):
     # JAX prints a nested jit's jaxpr with its binders named after the outer operands
     # and results they stand for, which makes nested jaxprs readable.
+    # An operand passed twice names only its first binder; the others get fresh names.
     jx = v.jaxpr if isinstance(v, ClosedJaxpr) else v
+    seen = set()
     for inner, outer in zip(jx.invars, eqn.invars):
-        if type(outer) is not Literal:
+        if type(outer) is not Literal and outer not in seen:
+            seen.add(outer)
             names.alias(inner, names[outer])
     for inner, outer in zip(jx.outvars, eqn.outvars):
         if type(inner) is not Literal and inner not in jx.invars:
-            names.alias(inner, names[outer])
+            # A result nobody reads prints as `_` outside, and so inside too.
+            names.alias(inner, "_" if used is not None and outer not in used else names[outer])
 
 
 def _is_jaxpr(v):
