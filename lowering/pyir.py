@@ -759,7 +759,6 @@ class Translator:
             raise Unsupported("keyword arguments")
         f = self.expr(scope, e.func)
         args = [self.expr(scope, a) for a in e.args]
-        from .pyir_builtins import call_builtin
         handled = call_builtin(self, scope, f, args)
         if handled is not None:
             return handled
@@ -861,3 +860,6 @@ def _globals_of(fn):
 
 
 __all__ = ["Translator", "Unsupported", "lltype", "memtype"]
+
+# The builtins table uses this module's value types, so it comes last.
+from .pyir_builtins import call_builtin  # noqa: E402

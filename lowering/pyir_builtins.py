@@ -37,7 +37,7 @@ _BITCASTS = {"_f32_bits": np.int32, "_f32_from_bits": np.float32,
 
 def call_builtin(tr, scope, f, args):
     """LLVM for a call of ``f`` when it is one of the functions above, else None."""
-    if f in _DTYPE_CTORS or (isinstance(f, type) and issubclass(f, np.generic) and f in _DTYPE_CTORS):
+    if f in _DTYPE_CTORS:
         return _convert(tr, scope, np.dtype(f), args[0] if args else Const(0, np.dtype(f)))
     if f is abs:
         return _abs(tr, scope, args[0])

@@ -342,6 +342,13 @@ __all__ = ["jit_p", "bind_jit", "compiled_executable", "jit_call_named", "JitCac
 
 def cpu_library(module_name):
     """A module of the CPU numerics library (``numjax.lowering.<module_name>``), for the eager
-    paths that reuse its compiled kernels so eager and jitted results agree bit for bit."""
-    import importlib
-    return importlib.import_module(f"numjax.lowering.{module_name}")
+    paths that reuse its compiled kernels so eager and jitted results agree bit for bit.
+    (Eager ops call this per op: a dict lookup once the module is loaded.)"""
+    module = _cpu_libraries.get(module_name)
+    if module is None:
+        import importlib
+        module = _cpu_libraries[module_name] = importlib.import_module(f"numjax.lowering.{module_name}")
+    return module
+
+
+_cpu_libraries = {}
