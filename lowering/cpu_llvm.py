@@ -65,10 +65,17 @@ class DriverCodegen(numba_backend.Codegen):
         self.specs = specs
         self.rank0_buffers = {}
 
-    def subfunction(self, jaxpr):
-        raise Unsupported("control flow (cond/while/scan) in the LLVM backend")
-
     def _node(self, eqn):
+        from .driver_nodes import DRIVER_RULES
+        from .kernel_program import KERNEL_EQNS
+        if eqn.primitive in KERNEL_EQNS:
+            self._eqn_kernel(eqn)
+            return
+        rule = DRIVER_RULES.get(eqn.primitive)
+        if rule is not None:
+            for line in rule(self, eqn):
+                self.emit(line)
+            return
         if eqn.primitive not in DRIVER_NODES:
             raise Unsupported(f"primitive {eqn.primitive.name} in the LLVM backend")
         super()._node(eqn)
@@ -91,10 +98,32 @@ class DriverCodegen(numba_backend.Codegen):
                       f"({', '.join(args)}{',' if len(args) == 1 else ''}))")
         else:
             self.emit(f"{name}(0, 1, {', '.join(args)})")
-        for o, v in zip(outs, kg.outputs):
+        self._bind_outputs(outs, kg.outputs)
+
+    def _eqn_kernel(self, eqn):
+        """Control flow, gathers and scatters: the whole equation is one kernel."""
+        from .kernel_program import eqn_kernel
+        name, source, params, outputs, inputs = eqn_kernel(eqn)
+        self.add_kernel(name, source, params, outputs)
+        outs = [self.tmp("o") for _ in eqn.outvars]
+        for o, v in zip(outs, eqn.outvars):
+            self.emit(f"{o} = np.empty({self.shape_src(v.aval.shape)}, {_np_type(v.aval.dtype)})")
+        args = [self._scalar_arg(v) for v in inputs] + outs
+        self.emit(f"{name}(0, 1, {', '.join(args)})")
+        self._bind_outputs(outs, eqn.outvars)
+
+    def _bind_outputs(self, outs, outvars):
+        for o, v in zip(outs, outvars):
             self.emit(f"{self.name(v)} = {o}[()]" if v.aval.shape == () else f"{self.name(v)} = {o}")
             if v.aval.shape == ():
                 self.rank0_buffers[v] = o
+
+    def add_kernel(self, name, source, params, outputs, chunked=False):
+        """Registers a kernel written in the kernel language (``pyir``) for a driver rule to
+        call as ``name(lo, hi, dims/scalars/arrays..., output buffers...)``; returns ``name``.
+        ``params``/``outputs`` as ``KernelSpec`` (see ``pyir.Translator.kernel``)."""
+        self.specs.setdefault(name, KernelSpec(name, source, params, outputs, chunked))
+        return name
 
     def _output(self, v):
         # A rank-0 result computed by a kernel is returned as the kernel's 0-d buffer.

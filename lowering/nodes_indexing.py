@@ -129,6 +129,8 @@ def _scatter(gen, eqn):
     res = gen.tmp("sc")
     if x.aval.shape == ():
         lines.append(f"{res} = np.full((1,), {gen.name(x)})")
+    elif hasattr(gen, "copy_array"):       # kernel code has no .copy()
+        lines += gen.copy_array(res, x)
     else:
         lines.append(f"{res} = {gen.name(x)}.copy()")
     nb = idx.aval.ndim - 1

@@ -31,6 +31,7 @@ from .unsupported import Unsupported  # noqa: E402  (re-exported)
 
 BOOL, I64, F32, F64 = (np.dtype(t) for t in (np.bool_, np.int64, np.float32, np.float64))
 _I8P = ir.IntType(8).as_pointer()
+UNROLL_MAX = 16        # constant-bound loops up to this trip count are unrolled at translation
 
 
 def lltype(dt):
@@ -358,6 +359,8 @@ class Translator:
                 if not isinstance(v, Arr):
                     self.store(scope, out, ir.Constant(ir.IntType(64), 0),
                                self.cast(scope, self.materialize(scope, v), out.dt))
+                elif v.ptr is not out.ptr:      # computed elsewhere (a view, a temporary)
+                    self._copy(scope, out, v)
             self._free_and_ret(scope.func)
             return
         exit_block, slots = scope.ret
@@ -421,8 +424,11 @@ class Translator:
         if len(args) == 1:
             args = [Const(0, I64)] + args
         step = args[2] if len(args) > 2 else Const(1, I64)
-        if all(isinstance(a, Const) for a in args[:2]) and isinstance(step, Const) and not is_prange:
-            for k in range(int(args[0].py), int(args[1].py), int(step.py)):
+        trips = range(int(args[0].py), int(args[1].py), int(step.py)) \
+            if all(isinstance(a, Const) for a in args[:2]) and isinstance(step, Const) else None
+        # Short constant loops (polynomial terms) unroll, so their counters index tuples.
+        if trips is not None and len(trips) <= UNROLL_MAX and not is_prange:
+            for k in trips:
                 scope.vars[st.target.id] = ("bind", Const(k, I64))
                 self.block(scope, st.body)
             return
@@ -455,6 +461,8 @@ class Translator:
 
     # ---- array allocation
     def _is_alloc(self, scope, call):
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "reshape":
+            return False
         f = self.expr(scope, call.func)
         return f is np.empty or f is np.full or f is np.zeros
 
@@ -500,6 +508,11 @@ class Translator:
         if fill is not None:
             self._fill(scope, arr, self._size(scope, shape), self.expr(scope, fill))
         return arr
+
+    def _copy(self, scope, dst, src):
+        n = self._size(scope, [Const(s, I64) if isinstance(s, int) else Val(s, I64) for s in dst.shape])
+        with _counted_loop(scope.func.b, n) as i:
+            self.store(scope, dst, i, self.cast(scope, self.load(scope, src, i), dst.dt))
 
     def _fill(self, scope, arr, n, value):
         b = scope.func.b
@@ -584,8 +597,42 @@ class Translator:
                 raise Unsupported("tuple index that is not a constant")
             return base[int(k.py)]
         if isinstance(base, Arr):
+            if isinstance(e.slice, ast.Tuple) and e.slice.elts and _is_ellipsis(e.slice.elts[-1]):
+                return self.subarray(scope, base, e.slice.elts[:-1])
             return self.load(scope, base, self.index(scope, base, e.slice))
         raise Unsupported("subscript of a scalar")
+
+    def subarray(self, scope, arr, idx):
+        """``arr[i, j, ...]``: the C-contiguous sub-array at the leading indices (a view)."""
+        if len(idx) > len(arr.shape):
+            raise Unsupported("too many indices for a view")
+        b = scope.func.b
+        lin = ir.Constant(ir.IntType(64), 0)
+        for k, e in enumerate(idx):
+            dim = arr.shape[k]
+            dim = ir.Constant(ir.IntType(64), dim) if isinstance(dim, int) else dim
+            i = self.cast(scope, self.materialize(scope, self.expr(scope, e)), I64).v
+            lin = b.add(b.mul(lin, dim), i)
+        rest = arr.shape[len(idx):]
+        lin = b.mul(lin, self._size(scope, [Const(s, I64) if isinstance(s, int) else Val(s, I64) for s in rest]))
+        return Arr(b.gep(arr.ptr, [lin], inbounds=True), rest, arr.dt)
+
+    def reshape(self, scope, arr, args):
+        """``arr.reshape(shape)``: the same buffer with another C-order shape (one -1 allowed)."""
+        shp = args[0] if len(args) == 1 else Tup(args)
+        shape = list(shp) if isinstance(shp, Tup) else [shp]
+        total = self._size(scope, [Const(s, I64) if isinstance(s, int) else Val(s, I64) for s in arr.shape])
+        known = [s for s in shape if not (isinstance(s, Const) and s.py == -1)]
+        dims = []
+        for s in shape:
+            if isinstance(s, Const) and s.py == -1:
+                rest = self._size(scope, known)
+                dims.append(scope.func.b.sdiv(total, rest))
+            elif isinstance(s, Const):
+                dims.append(int(s.py))
+            else:
+                dims.append(self.cast(scope, self.materialize(scope, s), I64).v)
+        return Arr(arr.ptr, dims, arr.dt)
 
     def ex_IfExp(self, scope, e):
         cond = self.truth(scope, self.expr(scope, e.test))
@@ -701,10 +748,14 @@ class Translator:
         return b.select(fix, b.fadd(r, c), r)
 
     def ex_Compare(self, scope, e):
-        if len(e.ops) != 1:
-            raise Unsupported("chained comparison")
-        x, y = self.expr(scope, e.left), self.expr(scope, e.comparators[0])
-        return self.compare(scope, _CMP[type(e.ops[0])], x, y)
+        x = self.expr(scope, e.left)
+        result = None
+        for op, right in zip(e.ops, e.comparators):    # a < b <= c: (a < b) and (b <= c)
+            y = self.expr(scope, right)
+            r = self.compare(scope, _CMP[type(op)], x, y)
+            result = r if result is None else self.binop(scope, ast.BitAnd(), result, r)
+            x = y
+        return result
 
     def compare(self, scope, op, x, y):
         if isinstance(x, Const) and isinstance(y, Const):
@@ -757,8 +808,14 @@ class Translator:
     def ex_Call(self, scope, e):
         if e.keywords:
             raise Unsupported("keyword arguments")
+        if isinstance(e.func, ast.Attribute) and e.func.attr == "reshape":
+            base = self.expr(scope, e.func.value)
+            if isinstance(base, Arr):
+                return self.reshape(scope, base, [self.expr(scope, a) for a in e.args])
         f = self.expr(scope, e.func)
         args = [self.expr(scope, a) for a in e.args]
+        if getattr(f, "__name__", "") == "dot_step" and getattr(f, "__module__", "").endswith("scalar_helpers"):
+            return self.dot_step(scope, *args)
         handled = call_builtin(self, scope, f, args)
         if handled is not None:
             return handled
@@ -766,6 +823,16 @@ class Translator:
         if inspect.isfunction(fn):
             return self.inline_call(scope, fn, args)
         raise Unsupported(f"call of {f!r}")
+
+    def dot_step(self, scope, acc, a, c):
+        """``acc + a * c`` whose float sum may be reassociated and contracted to an FMA."""
+        dt = promote(acc.dt, promote(a.dt, c.dt))
+        if dt.kind != "f":
+            return self.binop(scope, ast.Add(), acc, self.binop(scope, ast.Mult(), a, c))
+        acc, a, c = (self.cast(scope, self.materialize(scope, v), dt).v for v in (acc, a, c))
+        flags = ("reassoc", "contract")
+        b = scope.func.b
+        return Val(b.fadd(acc, b.fmul(a, c, flags=flags), flags=flags), dt)
 
     def inline_call(self, scope, fn, args):
         if self._inline_depth > 40:
@@ -797,6 +864,10 @@ class Translator:
             return Tup()
         vals = [s[1] if s[0] == "arr" else Val(func.b.load(s[1]), s[2]) for s in slots]
         return _unflatten(vals, inner.ret_shape)
+
+
+def _is_ellipsis(e):
+    return isinstance(e, ast.Constant) and e.value is Ellipsis
 
 
 def _unflatten(vals, shape):
