@@ -10,6 +10,7 @@ import numpy as np
 
 from numjax.lax import indexing as ix
 from numjax.lax import linalg as la
+from numjax.lax import random_bits as rb
 from numjax.lax import shape as shp
 
 from . import scalar
@@ -47,8 +48,19 @@ def _elementwise_copy(gen, out, read):
 
 def _reshape(gen, eqn):
     x, out = eqn.invars[0], eqn.outvars[0]
-    if eqn.params.get("dimensions") is not None:
-        raise Unsupported("reshape with dimensions in a kernel")
+    perm = eqn.params.get("dimensions") if eqn.primitive is shp.reshape_p else None   # squeeze: axes
+    if perm is not None and tuple(perm) != tuple(range(x.aval.ndim)):
+        # Transpose into a temporary first, then view it with the new shape.
+        t = gen.tmp("tr")
+        lines = [f"{t} = np.empty({gen.shape_src([x.aval.shape[p] for p in perm])}, "
+                 f"{scalar.np_type(x.aval.dtype)})"]
+        idx, depth = _loops(gen, [x.aval.shape[p] for p in perm], lines)
+        src = [None] * len(perm)
+        for d, p in enumerate(perm):
+            src[p] = idx[d]
+        lines.append("    " * depth + f"{t}[{_sub(idx)}] = {gen.name(x)}[{_sub(src)}]")
+        return lines + [f"{gen.name(out)} = {t}.reshape({gen.shape_src(out.aval.shape)})"
+                        if out.aval.shape != () else f"{gen.name(out)} = {t}.reshape(-1)[0]"]
     if x.aval.shape == ():
         return [f"{gen.name(out)} = np.full({gen.shape_src(out.aval.shape)}, {gen.name(x)}, "
                 f"{scalar.np_type(out.aval.dtype)})"]
@@ -229,6 +241,48 @@ def _add(dt, a, b):
     return f"({a} or {b})" if dt == np.bool_ else f"{scalar.np_type(dt)}({a} + {b})"
 
 
+# ---------------------------------------------------------------- random bits
+
+def _broadcast_read(gen, v, idx, out_shape):
+    """Source of ``v`` read at out index ``idx`` (numpy broadcasting of trailing dims)."""
+    if type(v).__name__ == "Literal" or v.aval.shape == ():
+        return gen.name(v)
+    lead = len(out_shape) - v.aval.ndim
+    parts = ["0" if n == 1 and out_shape[lead + d] != 1 else idx[lead + d] for d, n in enumerate(v.aval.shape)]
+    return f"{gen.name(v)}[{_sub(parts)}]"
+
+
+def _threefry2x32(gen, eqn):
+    out_shape = eqn.outvars[0].aval.shape
+    o0, o1 = (gen.name(v) for v in eqn.outvars)
+    u32 = "np.uint32"
+    if out_shape == ():
+        args = ", ".join(f"{u32}({gen.name(v)})" for v in eqn.invars)
+        return [f"{o0}, {o1} = vm.threefry2x32_pair({args})"]
+    lines = [_alloc(gen, v) for v in eqn.outvars]
+    idx, depth = _loops(gen, out_shape, lines)
+    args = ", ".join(f"{u32}({_broadcast_read(gen, v, idx, out_shape)})" for v in eqn.invars)
+    h0, h1 = gen.tmp("h"), gen.tmp("h")
+    pad = "    " * depth
+    return lines + [pad + f"{h0}, {h1} = vm.threefry2x32_pair({args})",
+                    pad + f"{o0}[{_sub(idx)}] = {h0}", pad + f"{o1}[{_sub(idx)}] = {h1}"]
+
+
+def _iota_2x32_shape(gen, eqn):
+    hi, lo = eqn.outvars
+    shape = hi.aval.shape
+    if shape == ():
+        return [f"{gen.name(hi)} = np.uint32(0)", f"{gen.name(lo)} = np.uint32(0)"]
+    lines = [_alloc(gen, hi), _alloc(gen, lo)]
+    idx, depth = _loops(gen, shape, lines)
+    strides = [int(np.prod(shape[d + 1:])) for d in range(len(shape))]
+    n = gen.tmp("n")
+    pad = "    " * depth
+    return lines + [pad + f"{n} = np.int64({' + '.join(f'{i} * {s}' for i, s in zip(idx, strides))})",
+                    pad + f"{gen.name(hi)}[{_sub(idx)}] = np.uint32(({n} >> 32) & 0xFFFFFFFF)",
+                    pad + f"{gen.name(lo)}[{_sub(idx)}] = np.uint32({n} & 0xFFFFFFFF)"]
+
+
 # ---------------------------------------------------------------- table
 
 def _indexing_rules():
@@ -243,7 +297,8 @@ KNODE_RULES = {
     shp.reshape_p: _reshape, shp.squeeze_p: _reshape, shp.transpose_p: _transpose,
     ix.slice_p: _slice, shp.rev_p: _rev, shp.concatenate_p: _concatenate, shp.pad_p: _pad,
     ix.dynamic_slice_p: _dynamic_slice, ix.dynamic_update_slice_p: _dynamic_update_slice,
-    la.dot_general_p: _dot_general, **_indexing_rules(),
+    la.dot_general_p: _dot_general, rb.threefry2x32_p: _threefry2x32,
+    rb.iota_2x32_shape_p: _iota_2x32_shape, **_indexing_rules(),
 }
 
 # Rules whose result is a view of their first operand's buffer.

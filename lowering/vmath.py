@@ -1058,6 +1058,13 @@ def _tf_rounds(x0, x1, r0, r1, r2, r3):
 
 @_inline
 def threefry2x32_xor(k0, k1, x0, x1):
+    x0, x1 = threefry2x32_pair(k0, k1, x0, x1)
+    return _U(x0 ^ x1)
+
+
+@_inline
+def threefry2x32_pair(k0, k1, x0, x1):
+    """Both output words of threefry2x32 (the hash of counter (x0, x1) under key (k0, k1))."""
     k0, k1 = _U(k0), _U(k1)
     k2 = _U(k0 ^ k1 ^ _U(0x1BD11BDA))
     x0 = _U(_U(x0) + k0)
@@ -1072,7 +1079,7 @@ def threefry2x32_xor(k0, k1, x0, x1):
     x0, x1 = _U(x0 + k1), _U(x1 + _U(k2 + _U(4)))
     x0, x1 = _tf_rounds(x0, x1, 13, 15, 26, 6)
     x0, x1 = _U(x0 + k2), _U(x1 + _U(k0 + _U(5)))
-    return _U(x0 ^ x1)
+    return x0, x1
 
 
 # name -> plain Python function, whatever the binding state (the translator's source of truth).

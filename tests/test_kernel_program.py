@@ -144,3 +144,20 @@ def test_grad_and_vmap_of_loops_lower_to_llvm():
 def test_loop_kernel_text_is_readable_kernel_language():
     src = jax.jit(_while_dynamic).lower(V, np.int32(4)).as_text()
     assert "while p" in src and "numba" not in src.split("# ---- program")[0].replace("numba.prange", "")
+
+
+def test_random_keys_split_inside_a_loop():
+    def f(key):
+        def body(i, c):
+            key, acc = c
+            key, sub = jax.random.split(key)
+            return key, acc + jax.random.normal(sub, (3,))
+        return lax.fori_loop(0, 4, body, (key, jnp.zeros(3, jnp.float32)))
+    key = jax.random.PRNGKey(42)
+    jf = jax.jit(f)
+    assert LLVM_MARK in jf.lower(key).as_text()
+    got = jax.tree_util.tree_leaves(jf(key))
+    with jax.disable_jit():
+        want = jax.tree_util.tree_leaves(f(key))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))   # random bits exactly

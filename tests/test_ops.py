@@ -508,3 +508,30 @@ def test_scalar_conversions():
     assert [int(v) for v in jnp.arange(3)] == [0, 1, 2]
     assert len(jnp.zeros((4, 2))) == 4
     assert jnp.arange(5)[jnp.asarray(2)].item() == 2
+
+
+def _check_in_branch(case):
+    # The op inside a cond branch: compiled as kernel-language code inside one loop/branch kernel
+    # (lowering/kernel_program.py), not as a driver node.
+    from numjax import lax
+    args = to_numjax(case.make_args())
+    eager = case.fn(*args)
+    pred = jax.numpy.asarray(True)
+    fn = lambda p, *a: lax.cond(p, case.fn, case.fn, *a)   # noqa: E731
+    # Complex values have no CPU lowering inside control flow (README lists it as missing).
+    jitted = jit_falls_back(fn, pred, *args) if eager.dtype.kind == "c" else jit_compiled(fn, pred, *args)
+    assert (jitted.dtype, jitted.shape) == (eager.dtype, eager.shape)
+    assert_matches(jitted, _np(eager), case, what="jit inside cond vs eager")
+
+
+@pytest.mark.jit
+@pytest.mark.parametrize("case", JIT_SMOKE, ids=str)
+def test_jit_inside_cond_vs_eager(case):
+    _check_in_branch(case)
+
+
+@pytest.mark.jit
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [c for c in JIT_CASES if not _has_no_lowering(c)], ids=str)
+def test_jit_inside_cond_vs_eager_table(case):
+    _check_in_branch(case)
