@@ -60,16 +60,36 @@ class DriverCodegen(numba_backend.Codegen):
     # Rank-0 chains become rank-0 kernels too: the driver runs no scalar math itself.
     planner_options = {"scalar_regions": True}
 
-    def __init__(self, jaxpr, fn_name, specs):
-        super().__init__(jaxpr, fn_name, parallel=True)
+    def __init__(self, jaxpr, fn_name, specs, scalar_io=False, subfns=None):
+        super().__init__(jaxpr, fn_name, parallel=True, scalar_io=scalar_io, subfns=subfns)
         self.specs = specs
         self.rank0_buffers = {}
 
+    def subfunction(self, jaxpr):
+        """A loop body or branch as another driver function (for loops run by the driver)."""
+        key = id(jaxpr)
+        if key not in self.subfns:
+            name = f"{self.fn_name}_s{len(self.subfns)}"
+            self.subfns[key] = (name, None, jaxpr)     # reserve the name before recursing
+            body = numba_backend.inline_jits(getattr(jaxpr, "jaxpr", jaxpr))
+            src = DriverCodegen(body, name, self.specs, scalar_io=True, subfns=self.subfns).generate()
+            self.subfns[key] = (name, src, jaxpr)
+        return self.subfns[key][0]
+
     def _node(self, eqn):
         from .driver_nodes import DRIVER_RULES
-        from .kernel_program import KERNEL_EQNS
+        from .kernel_program import CONTROL, KERNEL_EQNS, heavy_body
         if eqn.primitive in KERNEL_EQNS:
-            self._eqn_kernel(eqn)
+            control = eqn.primitive in CONTROL
+            if not (control and heavy_body(eqn)):
+                try:
+                    self._eqn_kernel(eqn)
+                    return
+                except Unsupported:
+                    if not control:
+                        raise
+            # Large matmuls in the body, or nodes kernels lack: the driver runs the loop.
+            super()._node(eqn)
             return
         rule = DRIVER_RULES.get(eqn.primitive)
         if rule is not None:
@@ -158,9 +178,10 @@ def lower_program(closed, name="fn"):
     jaxpr = dce_jaxpr(numba_backend.inline_jits(closed.jaxpr))
     _check_types(jaxpr)
     fn_name = "numjax_" + "".join(c if c.isalnum() else "_" for c in name)
-    specs = {}
-    body = DriverCodegen(jaxpr, fn_name, specs).generate()
-    return LoweredProgram(_DRIVER_HEADER + body, fn_name, specs, closed)
+    specs, subfns = {}, {}
+    body = DriverCodegen(jaxpr, fn_name, specs, subfns=subfns).generate()
+    subs = "".join(src + "\n" for _, src, _ in subfns.values())
+    return LoweredProgram(_DRIVER_HEADER + subs + body, fn_name, specs, closed)
 
 
 def _check_types(jaxpr):

@@ -243,6 +243,40 @@ _CONTROL = {cf.while_p: _while, cf.scan_p: _scan, cf.cond_p: _cond}
 KERNEL_EQNS = frozenset(_CONTROL) | frozenset(p for p in KNODE_RULES if p.name.startswith(("gather", "scatter")))
 
 
+# ---------------------------------------------------------------- which loops run in Python
+
+CONTROL = frozenset(_CONTROL)
+# A body with a matmul of this many multiply-adds or more runs as a Python loop over driver
+# code (BLAS at tens of GFLOP/s; the loop costs microseconds per iteration), not as a kernel.
+HEAVY_MACS = 1 << 19
+
+
+def heavy_body(eqn):
+    """True when a body or branch of control-flow ``eqn`` holds a large matmul."""
+    from numjax.lax.linalg import dot_general_p
+    for jx in _sub_jaxprs(eqn.params):
+        for e in jx.eqns:
+            if e.primitive is dot_general_p and _macs(e) >= HEAVY_MACS:
+                return True
+            if any(True for _ in _sub_jaxprs(e.params)) and heavy_body(e):
+                return True
+    return False
+
+
+def _sub_jaxprs(params):
+    for value in params.values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            jx = getattr(item, "jaxpr", item)
+            if hasattr(jx, "eqns"):
+                yield jx
+
+
+def _macs(eqn):
+    (lc, _), _ = eqn.params["dimension_numbers"]
+    lhs = eqn.invars[0].aval.shape
+    return int(np.prod(eqn.outvars[0].aval.shape)) * int(np.prod([lhs[d] for d in lc]))
+
+
 # ---------------------------------------------------------------- the kernel
 
 def eqn_kernel(eqn):

@@ -161,3 +161,18 @@ def test_random_keys_split_inside_a_loop():
         want = jax.tree_util.tree_leaves(f(key))
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))   # random bits exactly
+
+
+def test_loop_with_large_matmul_runs_in_the_driver():
+    # A body with a large matmul loops in the Python driver (its matmuls go to BLAS).
+    w = jnp.asarray(rng.standard_normal((128, 128)).astype(np.float32) * 0.05)
+    x = jnp.asarray(rng.standard_normal((128, 64)).astype(np.float32))
+
+    def f(w, x):
+        return lax.fori_loop(0, 3, lambda i, c: jnp.tanh(w @ c) + c[::-1] * 0.5, x)
+    jf = jax.jit(f)
+    src = jf.lower(w, x).as_text()
+    assert LLVM_MARK in src and "def numjax_f_s0(" in src
+    with jax.disable_jit():
+        want = f(w, x)
+    np.testing.assert_allclose(np.asarray(jf(w, x)), np.asarray(want), rtol=1e-5, atol=1e-5)
