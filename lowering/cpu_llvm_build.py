@@ -65,18 +65,18 @@ class _NumbaShim:
         return range(*args)
 
 
-class _NoSpecialMeta(type):
-    def __getattr__(cls, name):
-        raise Unsupported(f"special function sp.{name} in the LLVM backend")
-
-
-class _NoSpecial(metaclass=_NoSpecialMeta):
-    """Special functions (lgamma, digamma, ...) are not translated yet."""
+def _special_namespace():
+    """``sp`` in kernel source: special_helpers' plain functions (reading them off the module
+    would jit it for the Numba backend; pyir reads the functions' source)."""
+    import types
+    from . import special_helpers
+    return types.SimpleNamespace(**special_helpers.PLAIN)
 
 
 def _kernel_globals(vmath, scalar_helpers):
     import math
-    return {"np": np, "math": math, "numba": _NumbaShim, "vm": vmath, "sh": scalar_helpers, "sp": _NoSpecial}
+    return {"np": np, "math": math, "numba": _NumbaShim, "vm": vmath, "sh": scalar_helpers,
+            "sp": _special_namespace()}
 
 
 def python_namespace(vmath, scalar_helpers):
@@ -171,7 +171,7 @@ def _compiler_key():
     digest = hashlib.sha256()
     here = os.path.dirname(os.path.abspath(__file__))
     for name in ("pyir.py", "pyir_builtins.py", "cpu_llvm.py", "cpu_llvm_build.py", "vmath.py",
-                 "scalar_helpers.py"):
+                 "scalar_helpers.py", "special_helpers.py"):
         with open(os.path.join(here, name), "rb") as f:
             digest.update(f.read())
     return digest.hexdigest()

@@ -1,8 +1,8 @@
 """numpy implementations of the ``kn.*`` helpers that node rules emit, for programs run by the
 LLVM backend's Python driver (the Numba backend uses ``lowering/kernels.py`` instead).
 
-Each is one numpy call into compiled C (BLAS for the matmuls), so a driver program reaches no
-Numba at all."""
+Each is numpy code calling compiled C (BLAS for the matmuls, numpy's sorts, scipy's LAPACK for
+the factorizations), so a driver program reaches no Numba at all."""
 import numpy as np
 
 
@@ -24,3 +24,163 @@ def batched_matmul_loop(a, b, zero):
     if a.dtype == np.bool_:
         return np.matmul(a.astype(np.int64), b.astype(np.int64)) != 0
     return np.matmul(a, b).astype(a.dtype, copy=False)
+
+
+# ---------------------------------------------------------------- sorting
+# Results equal to the Numba backend's stable radix sorts bit for bit: numpy's (SIMD) sorts
+# on keys made unique by packing each 32-bit order key with its index, else stable sorts.
+
+def sort(x, axis):
+    """``x`` sorted along ``axis`` in JAX's order (NaNs last, -0.0 == 0.0) and stably: equal
+    floats have equal bits except signed zeros and NaNs, which are put back in input order."""
+    out = np.ascontiguousarray(np.sort(x, axis=axis))
+    if x.dtype.kind == "f":
+        xm, om = np.moveaxis(x, axis, -1), np.moveaxis(out, axis, -1)
+        for tie in (lambda v: v == 0, np.isnan):
+            mask = tie(xm)
+            if mask.any():        # each row keeps its count: rows match up in C order
+                om[tie(om)] = xm[mask]
+    return out
+
+
+def _key32(x, canonical):
+    """uint64 keys below 2**32 ordering ``x`` (of at most 32 bits) as JAX's total order does
+    (``canonical``: -0.0 == 0.0, all NaNs equal; else the raw IEEE order, as top_k)."""
+    if x.dtype == np.float32:
+        b = x.view(np.int32)
+        key = b ^ ((b >> 31) & np.int32(0x7FFFFFFF))
+        if canonical:
+            key = np.where(x == 0, np.int32(0), key)
+            key = np.where(x != x, np.int32(0x7FC00000), key)
+        return (key.view(np.uint32) ^ np.uint32(0x80000000)).astype(np.uint64)
+    if x.dtype.kind == "i":
+        return (x.astype(np.int64) - np.iinfo(x.dtype).min).astype(np.uint64)
+    return x.astype(np.uint64)
+
+
+def _packed(key):
+    """(key << 32) | position along the last axis: distinct values in the stable order."""
+    return (key << np.uint64(32)) | np.arange(key.shape[-1], dtype=np.uint64)
+
+
+def _unpacked(packed):
+    return (packed & np.uint64(0xFFFFFFFF)).astype(np.int64)
+
+
+def _packable(x):
+    return x.dtype.itemsize <= 4 and x.dtype.kind in "biuf" and x.shape[-1] < 2 ** 32
+
+
+def sort_permutation(keys, axis):
+    """The stable permutation ordering ``keys`` lexicographically (first key first) along axis."""
+    if len(keys) == 1 and _packable(np.moveaxis(keys[0], axis, -1)):
+        key = _key32(np.moveaxis(keys[0], axis, -1), True)
+        return np.moveaxis(_unpacked(np.sort(_packed(key), axis=-1)), -1, axis)
+    perm = np.argsort(keys[-1], axis=axis, kind="stable")   # numpy's order is JAX's
+    for key in reversed(keys[:-1]):
+        order = np.argsort(np.take_along_axis(key, perm, axis), axis=axis, kind="stable")
+        perm = np.take_along_axis(perm, order, axis)
+    return perm
+
+
+def take_along(x, perm, axis):
+    return np.ascontiguousarray(np.take_along_axis(x, perm, axis))
+
+
+def top_k(x, k, axis):
+    """The ``k`` largest along ``axis`` in descending raw IEEE order (NaN largest, -0.0 below
+    0.0, ties lowest index first) and their int32 indices."""
+    x = np.moveaxis(x, axis, -1)
+    if _packable(x):
+        packed = _packed(np.uint64(0xFFFFFFFF) - _key32(x, False))
+        if 0 < k < x.shape[-1]:
+            packed = np.partition(packed, k - 1, axis=-1)[..., :k]
+        perm = _unpacked(np.sort(packed, axis=-1)[..., :k])
+    else:
+        key = x
+        if x.dtype.kind == "f":
+            ity = np.dtype(f"i{x.dtype.itemsize}")
+            bits = x.view(ity)
+            key = np.where(bits < 0, bits ^ np.iinfo(ity).max, bits)
+        perm = np.argsort(~key, axis=-1, kind="stable")[..., :k]
+    vals = np.take_along_axis(x, perm, -1)
+    return (np.ascontiguousarray(np.moveaxis(vals, -1, axis)),
+            np.ascontiguousarray(np.moveaxis(perm.astype(np.int32), -1, axis)))
+
+
+# ---------------------------------------------------------------- linalg
+# LAPACK through scipy's wrappers: the library, routines, layouts and workspace sizes of
+# Numba's np.linalg (which calls scipy's cython_lapack), so results are the same bits.  A
+# failed or non-finite factorization gives NaNs, as in JAX.  Operands are (batch, m, n).
+
+def _lapack(name, dtype):
+    from scipy.linalg import lapack
+    return getattr(lapack, ("s" if dtype == np.float32 else "d") + name)
+
+
+def _size(work):
+    return int(np.asarray(work).reshape(-1)[0])    # LAPACK's workspace query, truncated as C does
+
+
+def cholesky(a):
+    potrf, out = _lapack("potrf", a.dtype), np.empty_like(a)
+    for b in range(a.shape[0] if a.shape[1] else 0):
+        c, info = potrf(a[b].T, lower=0, clean=1)   # 'U' of the transposed (Fortran) view
+        out[b] = c.T if info == 0 else np.nan
+    return out
+
+
+def qr(a, full_matrices):
+    nb, m, n = a.shape
+    k = m if full_matrices else min(m, n)
+    qs, rs = np.empty((nb, m, k), a.dtype), np.empty((nb, k, n), a.dtype)
+    geqrf, orgqr = _lapack("geqrf", a.dtype), _lapack("orgqr", a.dtype)
+    for b in range(nb):
+        if m == 0 or n == 0:
+            qs[b], rs[b] = np.eye(m, k, dtype=a.dtype), 0
+        elif not np.isfinite(a[b]).all():
+            qs[b], rs[b] = np.nan, np.nan
+        else:
+            f, tau, work, _ = geqrf(a[b], lwork=-1)
+            f, tau, _, _ = geqrf(a[b], lwork=_size(work))
+            rs[b] = np.triu(f[:k])
+            _, work, _ = orgqr(f[:, :k], tau, lwork=-1)
+            qs[b] = orgqr(f[:, :k], tau, lwork=_size(work))[0]
+    return qs, rs
+
+
+def svd(a, full_matrices, s_dtype):
+    nb, m, n = a.shape
+    k = min(m, n)
+    um, vn = (m, n) if full_matrices else (k, k)
+    ss, us, vts = np.empty((nb, k), s_dtype), np.empty((nb, m, um), a.dtype), np.empty((nb, vn, n), a.dtype)
+    gesdd, query = _lapack("gesdd", a.dtype), _lapack("gesdd_lwork", a.dtype)
+    fm = int(bool(full_matrices))
+    for b in range(nb):
+        if m == 0 or n == 0:
+            us[b], vts[b] = np.eye(m, um, dtype=a.dtype), np.eye(vn, n, dtype=a.dtype)
+            continue
+        info = 1
+        if np.isfinite(a[b]).all():
+            lwork = _size(query(m, n, compute_uv=1, full_matrices=fm)[0])
+            u, s, vt, info = gesdd(a[b], compute_uv=1, full_matrices=fm, lwork=lwork)
+        if info != 0:
+            u = s = vt = np.nan
+        ss[b], us[b], vts[b] = s, u, vt
+    return ss, us, vts
+
+
+def eigh(a, lower, w_dtype):
+    nb, n, _ = a.shape
+    ws, vs = np.empty((nb, n), w_dtype), np.empty_like(a)
+    syevd, query = _lapack("syevd", a.dtype), _lapack("syevd_lwork", a.dtype)
+    for b in range(nb if n else 0):
+        x = a[b] if lower else a[b].T     # syevd reads the lower triangle
+        info = 1
+        if np.isfinite(x).all():
+            work, iwork, _ = query(n, compute_v=1, lower=1)
+            w, v, info = syevd(x, compute_v=1, lower=1, lwork=_size(work), liwork=_size(iwork))
+        if info != 0:
+            w = v = np.nan
+        ws[b], vs[b] = w, v
+    return vs, ws

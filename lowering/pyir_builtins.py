@@ -44,7 +44,8 @@ def call_builtin(tr, scope, f, args):
     if f in (min, max):
         return _minmax(tr, scope, f is max, args)
     if f is float:
-        return _convert(tr, scope, F64, args[0])
+        # As Numba types it: a float keeps its type (float(float32) is a float32).
+        return _convert(tr, scope, args[0].dt if args[0].dt.kind == "f" else F64, args[0])
     if f is int:
         return _convert(tr, scope, I64, args[0])
     if f is bool:

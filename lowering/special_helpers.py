@@ -6,12 +6,39 @@ the result to the program's dtype, so float32 results are correctly rounded floa
 The algorithms are the textbook ones: power series and continued fractions (modified Lentz),
 recurrences that move the argument into the range of an asymptotic expansion, and
 Euler-Maclaurin summation for the Hurwitz zeta function.
+
+How they are compiled (as ``vmath`` and ``scalar_helpers``): plain Python functions, read by
+``pyir`` (the LLVM backend inlines them into region kernels), run as Python in debug mode
+(``PLAIN``), and rebound by ``ensure_jitted()`` to ``numba.njit`` dispatchers for the Numba
+backend -- not inlined there: each is compiled once, cached, and called.  Importing this
+module imports no Numba.  The Numba backend's generated code and eager evaluation read the
+public functions as ``special_helpers.<name>``: that attribute access jits the module first
+(``_JitOnAccess``), so they always get dispatchers.
+
+The bodies are written in the subset both compilers take with the same meaning: loops are
+``while`` loops with a ``done`` flag (no ``break``/``continue``, and no ``for`` over a
+constant range, which ``pyir`` may unroll), integrality tests use ``np.floor`` (a float;
+``math.floor`` is an int64 in Numba, undefined beyond 2**63), tables are arrays, and arguments
+are converted by ``np.float64`` (Numba's ``float()`` keeps a float32 a float32).
 """
 import math
+import sys
+import types
 
-import numba
+import numpy as np
 
-_njit = numba.njit(cache=True, nogil=True, error_model="numpy")
+from .inline_registry import InlineRegistry
+
+# Not inlined under Numba (large functions, called from many kernels): cached and called.
+_jit = InlineRegistry(globals(), cache=True, nogil=True, error_model="numpy")
+JIT_FUNCTIONS = _jit.functions
+
+
+def ensure_jitted():
+    """Rebind every function of this module to its Numba dispatcher (idempotent, thread-safe).
+    Reading a public function as a module attribute does this first (see ``_JitOnAccess``)."""
+    _jit.jit_all()
+
 
 _EPS = 2.220446049250313e-16
 _TINY = 1e-300
@@ -21,24 +48,24 @@ _INF = math.inf
 _LOG_MAX = 709.782712893384   # log of the largest float64
 
 
-@_njit
+@_jit
 def _is_pole(x):
-    return x <= 0.0 and x == math.floor(x)
+    return x <= 0.0 and x == np.floor(x)
 
 
 # ---------------------------------------------------------------- gamma family
 
-@_njit
+@_jit
 def lgamma(x):
-    x = float(x)
+    x = np.float64(x)
     if _is_pole(x):
         return _INF
     return math.lgamma(x)
 
 
-@_njit
+@_jit
 def digamma(x):
-    x = float(x)
+    x = np.float64(x)
     if x != x or _is_pole(x):
         return _NAN
     if x == _INF:
@@ -60,13 +87,14 @@ def digamma(x):
 
 from numjax.lax.special import bernoulli_over_factorial  # noqa: E402
 
-_EM_COEFFS = bernoulli_over_factorial(13)
+_EM_COEFFS = np.array(bernoulli_over_factorial(13), np.float64)
+_EM_TERMS = len(_EM_COEFFS)
 
 
-@_njit
+@_jit
 def zeta(s, q):
     """Hurwitz zeta: the sum over k >= 0 of (q + k) ** -s."""
-    s, q = float(s), float(q)
+    s, q = np.float64(s), np.float64(q)
     if s != s or q != q:
         return _NAN
     if s == 1.0:
@@ -74,38 +102,48 @@ def zeta(s, q):
     if s < 1.0:
         return _NAN
     if q <= 0.0:
-        if q == math.floor(q):
+        if q == np.floor(q):
             return _INF
-        if s != math.floor(s):
-            return _NAN   # a negative base to a fractional power
+        if s != np.floor(s) or s == _INF:
+            return _NAN   # a negative base to a fractional (or infinite) power
     total = 0.0
     w = q
     # Sum directly until the Euler-Maclaurin tail converges fast (its terms shrink like
     # ((s + 2j) / (2 pi w))^2j).
-    while w < 10.0 + s:
-        total += w ** -s
+    big = s > 200.0
+    done = False
+    while w < 10.0 + s and not done:
+        term = w ** -s
+        # For big s, once w > 0 the terms (positive, decreasing) soon stop changing the sum,
+        # and the rest would not change it either: stopping there gives the same bits (and
+        # ends the loop when s is too large to count up to).  A NaN sum stays NaN.
+        done = big and w > 0.0 and (total + term == total or total != total)
+        total += term
         w += 1.0
-    if s > 200.0 and q > 0.0:
-        # The tail is below rounding of the first term; avoid the diverging correction series.
+    if big:
+        # The tail is below rounding of the last term (it underflows to zero once w >= 10 + s);
+        # avoid the diverging correction series.
         return total + w ** -s
     tail = w ** (1.0 - s) / (s - 1.0) + 0.5 * w ** -s
     rising = s                # s (s+1) ... (s+2j-2)
     power = w ** (-s - 1.0)   # w ** (-s - 2j + 1)
     inv_w2 = 1.0 / (w * w)
-    for j in range(len(_EM_COEFFS)):
+    j = 0
+    done = False
+    while j < _EM_TERMS and not done:
         term = _EM_COEFFS[j] * rising * power
         tail += term
-        if abs(term) <= _EPS * abs(total + tail):
-            break
+        done = abs(term) <= _EPS * abs(total + tail)
         rising *= (s + 2 * j + 1) * (s + 2 * j + 2)
         power *= inv_w2
+        j += 1
     return total + tail
 
 
-@_njit
+@_jit
 def polygamma(m, x):
-    m, x = float(m), float(x)
-    if m != m or x != x or m < 0.0 or m != math.floor(m):
+    m, x = np.float64(m), np.float64(x)
+    if m != m or x != x or m < 0.0 or m != np.floor(m) or m == _INF:
         return _NAN
     if m == 0.0:
         return digamma(x)
@@ -116,18 +154,18 @@ def polygamma(m, x):
 
 # ---------------------------------------------------------------- incomplete gamma
 
-@_njit
+@_jit
 def _log_prefactor(a, x):
     # log(x^a e^-x / Gamma(a)): P(a, x) and Q(a, x) are this times a series or fraction.
     return a * math.log(x) - x - math.lgamma(a)
 
 
-@_njit
+@_jit
 def _use_fraction(a, x):
     return x > 1.0 and x > a
 
 
-@_njit
+@_jit
 def _igamma_series(a, x):
     """P(a, x) = prefactor * sum c_n, with c_0 = 1/a and c_n = c_{n-1} x / (a + n)."""
     log_ax = _log_prefactor(a, x)
@@ -136,16 +174,18 @@ def _igamma_series(a, x):
     c = 1.0 / a
     total = c
     r = a
-    for _ in range(_MAXITER):
+    n = 0
+    done = False
+    while n < _MAXITER and not done:
         r += 1.0
         c *= x / r
         total += c
-        if c <= total * _EPS:
-            break
+        done = c <= total * _EPS
+        n += 1
     return total * math.exp(log_ax)
 
 
-@_njit
+@_jit
 def _igammac_fraction(a, x):
     """Q(a, x) = prefactor / (x + 1 - a - 1(1-a) / (x + 3 - a - 2(2-a) / ...)), by Lentz."""
     log_ax = _log_prefactor(a, x)
@@ -155,7 +195,9 @@ def _igammac_fraction(a, x):
     c = 1.0 / _TINY
     d = 1.0 / b
     h = d
-    for i in range(1, _MAXITER):
+    i = 1
+    done = False
+    while i < _MAXITER and not done:
         an = -i * (i - a)
         b += 2.0
         d = an * d + b
@@ -167,12 +209,12 @@ def _igammac_fraction(a, x):
         d = 1.0 / d
         delta = d * c
         h *= delta
-        if abs(delta - 1.0) < _EPS:
-            break
+        done = abs(delta - 1.0) < _EPS
+        i += 1
     return math.exp(log_ax) * h
 
 
-@_njit
+@_jit
 def _igamma_domain(a, x):
     """NaN for arguments outside the domain, -1.0 when the general case applies, else the
     value at the boundary (as XLA defines it)."""
@@ -187,7 +229,7 @@ def _igamma_domain(a, x):
     return -1.0
 
 
-@_njit
+@_jit
 def _igamma_pair(a, x):
     """(P(a, x), Q(a, x)): whichever of the series and the continued fraction converges fast
     here gives one of them, and the other is its complement."""
@@ -201,36 +243,38 @@ def _igamma_pair(a, x):
     return p, 1.0 - p
 
 
-@_njit
+@_jit
 def igamma(a, x):
-    return _igamma_pair(float(a), float(x))[0]
+    return _igamma_pair(np.float64(a), np.float64(x))[0]
 
 
-@_njit
+@_jit
 def igammac(a, x):
-    return _igamma_pair(float(a), float(x))[1]
+    return _igamma_pair(np.float64(a), np.float64(x))[1]
 
 
-@_njit
+@_jit
 def _series_and_derivative(a, x):
     """(S, dS/da) for P(a, x) = prefactor * S, S = sum c_n as in _igamma_series."""
     c = 1.0 / a
     dc = -c / a
     total, dtotal = c, dc
     r = a
-    for _ in range(_MAXITER):
+    n = 0
+    done = False
+    while n < _MAXITER and not done:
         r += 1.0
         c_next = c * x / r
         dc = dc * x / r - c_next / r
         c = c_next
         total += c
         dtotal += dc
-        if abs(c) <= abs(total) * _EPS and abs(dc) <= abs(dtotal) * _EPS:
-            break
+        done = abs(c) <= abs(total) * _EPS and abs(dc) <= abs(dtotal) * _EPS
+        n += 1
     return total, dtotal
 
 
-@_njit
+@_jit
 def _fraction_and_derivative(a, x):
     """(h, dh/da) for Q(a, x) = prefactor * h, h = 1 / (b0 + a1 / (b1 + ...)) with
     b_n = x + 2n + 1 - a and a_n = -n (n - a), by the three-term recurrence for the
@@ -241,7 +285,9 @@ def _fraction_and_derivative(a, x):
     da_cur, db_cur = -1.0, 0.0
     h = b_cur / a_cur
     dh = db_cur / a_cur - h * da_cur / a_cur
-    for n in range(1, _MAXITER):
+    n = 1
+    done = False
+    while n < _MAXITER and not done:
         an = -n * (n - a)
         bn = x + 2.0 * n + 1.0 - a
         a_new = bn * a_cur + an * a_prev
@@ -250,29 +296,27 @@ def _fraction_and_derivative(a, x):
         db_new = -b_cur + bn * db_cur + n * b_prev + an * db_prev
         a_prev, b_prev, da_prev, db_prev = a_cur, b_cur, da_cur, db_cur
         a_cur, b_cur, da_cur, db_cur = a_new, b_new, da_new, db_new
-        if a_cur == 0.0:
-            continue
-        h_new = b_cur / a_cur
-        dh_new = db_cur / a_cur - h_new * da_cur / a_cur
-        done = abs(h_new - h) <= _EPS * abs(h_new) and abs(dh_new - dh) <= _EPS * abs(dh_new)
-        h, dh = h_new, dh_new
-        if done:
-            break
-        scale = abs(a_cur)
-        if scale > 1e100:   # keep the convergents representable
-            inv = 1.0 / scale
-            a_prev *= inv
-            b_prev *= inv
-            da_prev *= inv
-            db_prev *= inv
-            a_cur *= inv
-            b_cur *= inv
-            da_cur *= inv
-            db_cur *= inv
+        if a_cur != 0.0:   # (true for NaN too) no convergent where A_n is zero
+            h_new = b_cur / a_cur
+            dh_new = db_cur / a_cur - h_new * da_cur / a_cur
+            done = abs(h_new - h) <= _EPS * abs(h_new) and abs(dh_new - dh) <= _EPS * abs(dh_new)
+            h, dh = h_new, dh_new
+            scale = abs(a_cur)
+            if not done and scale > 1e100:   # keep the convergents representable
+                inv = 1.0 / scale
+                a_prev *= inv
+                b_prev *= inv
+                da_prev *= inv
+                db_prev *= inv
+                a_cur *= inv
+                b_cur *= inv
+                da_cur *= inv
+                db_cur *= inv
+        n += 1
     return h, dh
 
 
-@_njit
+@_jit
 def _derivative_domain(a, x):
     if a != a or x != x or x < 0.0 or a <= 0.0:
         return _NAN
@@ -281,7 +325,7 @@ def _derivative_domain(a, x):
     return -1.0
 
 
-@_njit
+@_jit
 def _dp_da_over_prefactor(a, x):
     """dP(a, x)/da divided by the prefactor: P = prefactor * S from the series, or
     1 - prefactor * h from the continued fraction, each differentiated in a."""
@@ -293,10 +337,10 @@ def _dp_da_over_prefactor(a, x):
     return dlog * s + ds
 
 
-@_njit
+@_jit
 def igamma_grad_a(a, x):
     """dP(a, x)/da."""
-    a, x = float(a), float(x)
+    a, x = np.float64(a), np.float64(x)
     edge = _derivative_domain(a, x)
     if edge != -1.0:
         return edge
@@ -306,11 +350,11 @@ def igamma_grad_a(a, x):
     return math.exp(log_ax) * _dp_da_over_prefactor(a, x)
 
 
-@_njit
+@_jit
 def random_gamma_grad(a, x):
     """d sample / d a for a Gamma(a, 1) sample x: -(dP/da) / (dP/dx), where dP/dx is the
     prefactor over x (so the prefactor cancels and never underflows)."""
-    a, x = float(a), float(x)
+    a, x = np.float64(a), np.float64(x)
     edge = _derivative_domain(a, x)
     if edge != -1.0:
         return edge
@@ -319,7 +363,7 @@ def random_gamma_grad(a, x):
 
 # ---------------------------------------------------------------- incomplete beta
 
-@_njit
+@_jit
 def _beta_fraction(a, b, x):
     """The continued fraction of I_x(a, b) (x below the mean), by modified Lentz."""
     qab, qap, qam = a + b, a + 1.0, a - 1.0
@@ -329,7 +373,9 @@ def _beta_fraction(a, b, x):
         d = _TINY
     d = 1.0 / d
     h = d
-    for m in range(1, _MAXITER):
+    m = 1
+    done = False
+    while m < _MAXITER and not done:
         m2 = 2.0 * m
         aa = m * (b - m) * x / ((qam + m2) * (a + m2))
         d = 1.0 + aa * d
@@ -350,15 +396,15 @@ def _beta_fraction(a, b, x):
         d = 1.0 / d
         delta = d * c
         h *= delta
-        if abs(delta - 1.0) < _EPS:
-            break
+        done = abs(delta - 1.0) < _EPS
+        m += 1
     return h
 
 
-@_njit
+@_jit
 def betainc(a, b, x):
     """The regularized incomplete beta function I_x(a, b)."""
-    a, b, x = float(a), float(b), float(x)
+    a, b, x = np.float64(a), np.float64(b), np.float64(x)
     if a != a or b != b or x != x or a < 0.0 or b < 0.0 or x < 0.0 or x > 1.0:
         return _NAN
     if a == 0.0 or b == 0.0:
@@ -369,9 +415,12 @@ def betainc(a, b, x):
         return x
     log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
                  + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _beta_fraction(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
+    # Below the mean the fraction of I_x(a, b), above it that of I_{1-x}(b, a) = 1 - I_x(a, b)
+    # (one call site: the fraction is expanded once where it is inlined).
+    lower = x < (a + 1.0) / (a + b + 2.0)
+    p, q, y = (a, b, x) if lower else (b, a, 1.0 - x)
+    front = math.exp(log_front) * _beta_fraction(p, q, y) / p
+    return front if lower else 1.0 - front
 
 
 # ---------------------------------------------------------------- modified Bessel I0, I1
@@ -379,7 +428,7 @@ def betainc(a, b, x):
 _BESSEL_SWITCH = 20.0   # power series below, asymptotic expansion above
 
 
-@_njit
+@_jit
 def _bessel_scaled(nu, x):
     """exp(-x) I_nu(x) for x >= 0 and nu in {0, 1}."""
     if x == _INF:
@@ -390,38 +439,44 @@ def _bessel_scaled(nu, x):
         term = half if nu == 1 else 1.0
         total = term
         q = half * half
-        for k in range(1, 500):
+        k = 1
+        done = False
+        while k < 500 and not done:
             term *= q / (k * (k + nu))
             total += term
-            if term <= total * _EPS:
-                break
+            done = term <= total * _EPS
+            k += 1
         return total * math.exp(-x)
     # exp(-x) I_nu(x) ~ (2 pi x)^-1/2 sum_k (-1)^k prod_{j<=k} (4nu^2 - (2j-1)^2) / (k! (8x)^k)
     mu = 4.0 * nu * nu
     term = 1.0
     total = 1.0
-    for k in range(1, 60):
-        nxt = -term * (mu - (2 * k - 1) ** 2) / (k * 8.0 * x)
+    k = 1
+    done = False
+    while k < 60 and not done:
+        odd = 2 * k - 1
+        nxt = -term * (mu - odd * odd) / (k * 8.0 * x)
         if abs(nxt) >= abs(term):   # the asymptotic series starts to diverge
-            break
-        term = nxt
-        total += term
-        if abs(term) <= _EPS * abs(total):
-            break
+            done = True
+        else:
+            term = nxt
+            total += term
+            done = abs(term) <= _EPS * abs(total)
+        k += 1
     return total / math.sqrt(2.0 * math.pi * x)
 
 
-@_njit
+@_jit
 def bessel_i0e(x):
-    x = float(x)
+    x = np.float64(x)
     if x != x:
         return _NAN
     return _bessel_scaled(0, abs(x))
 
 
-@_njit
+@_jit
 def bessel_i1e(x):
-    x = float(x)
+    x = np.float64(x)
     if x != x:
         return _NAN
     v = _bessel_scaled(1, abs(x))
@@ -430,16 +485,16 @@ def bessel_i1e(x):
 
 # ---------------------------------------------------------------- normal quantile
 
-@_njit
+@_jit
 def _ndtr(x):
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
-@_njit
+@_jit
 def ndtri(p):
     """The standard normal quantile, by Newton's method on Phi(x) = p (Phi through erfc is
     accurate in relative terms far into the lower tail; the upper tail uses symmetry)."""
-    p = float(p)
+    p = np.float64(p)
     if p != p or p < 0.0 or p > 1.0:
         return _NAN
     if p == 0.0:
@@ -456,14 +511,37 @@ def ndtri(p):
     else:
         x = (p - 0.5) * math.sqrt(2.0 * math.pi)
     inv_sqrt_2pi = 1.0 / math.sqrt(2.0 * math.pi)
-    for _ in range(50):
+    it = 0
+    done = False
+    while it < 50 and not done:
         density = inv_sqrt_2pi * math.exp(-0.5 * x * x)
         if density == 0.0:
-            break
-        # Halley's step: f = Phi(x) - p, f' = density, f'' = -x density.
-        step = (_ndtr(x) - p) / density
-        step = step / (1.0 + 0.5 * x * step)
-        x -= step
-        if abs(step) <= 1e-15 * max(1.0, abs(x)):
-            break
+            done = True
+        else:
+            # Halley's step: f = Phi(x) - p, f' = density, f'' = -x density.
+            step = (_ndtr(x) - p) / density
+            step = step / (1.0 + 0.5 * x * step)
+            x -= step
+            done = abs(step) <= 1e-15 * max(1.0, abs(x))
+        it += 1
     return -x if upper else x
+
+
+# name -> plain Python function, whatever the binding state.
+PLAIN = _jit.plain_by_name()
+PUBLIC = ("lgamma", "digamma", "polygamma", "igamma", "igammac", "igamma_grad_a", "random_gamma_grad",
+          "betainc", "zeta", "bessel_i0e", "bessel_i1e", "ndtri")
+
+
+class _JitOnAccess(types.ModuleType):
+    """This module's type: reading a public function as an attribute (what the Numba backend's
+    generated code and eager evaluation do) jits the module first.  The module's globals, which
+    its own functions and ``pyir`` read, are untouched."""
+
+    def __getattribute__(self, name):
+        if name in PUBLIC and not _jit._jitted:
+            ensure_jitted()
+        return super().__getattribute__(name)
+
+
+sys.modules[__name__].__class__ = _JitOnAccess

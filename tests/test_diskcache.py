@@ -595,7 +595,8 @@ import numjax as jax
 import numjax.numpy as jnp
 import user_mod
 x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
-assert float(jax.jit(lambda a: jnp.sort(a, axis=0)[0, 0])(x)) == x[:, 0].min()
+# Complex values still compile through the Numba backend (a program module and its kernels).
+assert np.allclose(jax.jit(lambda a: jnp.abs(jnp.fft.fft(a)).sum())(x), np.abs(np.fft.fft(x)).sum(), rtol=1e-4)
 assert np.allclose(jax.jit(lambda a: a @ a)(x), x @ x, rtol=1e-4)
 assert user_mod.g(2) == 5
 """
@@ -619,8 +620,6 @@ def test_numba_artefacts_live_under_the_numjax_cache(root, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert _numba_files(installed) == before  # nothing next to the installed sources
     assert not (home / ".cache").exists()
-    (library_dir,) = root.glob("*/numba")
-    assert any(p.name.startswith("sort_kernels.") for p in library_dir.glob("*.nbi"))
     assert list(root.glob("*/__pycache__/prog_*.nbi"))
     # The user's own functions still follow the user's NUMBA_CACHE_DIR.
     assert [p.name.split(".")[0] for p in user_cache.rglob("*.nbi")] == ["user_mod"]

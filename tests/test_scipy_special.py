@@ -314,8 +314,12 @@ def test_igamma_and_igammac_sum_to_one(a, x):
 def test_betainc_symmetry(a, b, x):
     a, b, x = np.float32(a), np.float32(b), np.float32(x)
     lhs = float(lax.betainc(a, b, x))
-    assert lhs == pytest.approx(1.0 - float(lax.betainc(b, a, np.float32(1) - x)), abs=2e-6)
     assert lhs == pytest.approx(ss.betainc(float(a), float(b), float(x)), abs=2e-6)
+    # The mirrored point: 1 - x is rounded to float32 first, and I_x(a, b) near x = 0 or 1 can
+    # amplify that rounding ~1000x, so the identity is checked at the rounded point itself.
+    y = np.float32(1) - x
+    mirrored = 1.0 - float(lax.betainc(b, a, y))
+    assert mirrored == pytest.approx(1.0 - ss.betainc(float(b), float(a), float(y)), abs=2e-6)
 
 
 @settings(max_examples=40, deadline=None)
