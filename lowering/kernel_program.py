@@ -135,10 +135,13 @@ class BodyGen:
             if is_scalar:
                 self.emit(f"{c} = {src}")
             elif src != c:
-                n = int(np.prod(ov.aval.shape))
-                j = self.tmp("j")
-                self.emit(f"for {j} in range({n}):")
-                self.emit(f"    {c}.reshape(-1)[{j}] = {src}.reshape(-1)[{j}]")
+                self.emit_copy(c, src, ov)
+
+    def emit_copy(self, dst, src, v):
+        """Copies array ``src`` (holding value ``v``) into the existing buffer ``dst``."""
+        j = self.tmp("j")
+        self.emit(f"for {j} in range({int(np.prod(v.aval.shape))}):")
+        self.emit(f"    {dst}.reshape(-1)[{j}] = {src}.reshape(-1)[{j}]")
 
 
 def _cast(dt, src):
@@ -192,9 +195,7 @@ def _scan(gen, eqn):
         if ov.aval.shape == ():
             gen.emit(f"{gen.name(y)}[{t}] = {o}")
         else:
-            j = gen.tmp("j")
-            gen.emit(f"for {j} in range({int(np.prod(ov.aval.shape))}):")
-            gen.emit(f"    {gen.name(y)}[{t}, ...].reshape(-1)[{j}] = {o}.reshape(-1)[{j}]")
+            gen.emit_copy(f"{gen.name(y)}[{t}, ...]", o, ov)
     gen.update_carries(carries, set(body.invars[nconst:nconst + ncarry]), outs[:ncarry],
                        body.outvars[:ncarry])
     gen.indent -= 1
@@ -229,9 +230,7 @@ def _cond(gen, eqn):
             if ov.aval.shape == ():
                 gen.emit(f"{r} = {_cast(ov.aval.dtype, o)}")
             else:
-                j = gen.tmp("j")
-                gen.emit(f"for {j} in range({int(np.prod(ov.aval.shape))}):")
-                gen.emit(f"    {r}.reshape(-1)[{j}] = {o}.reshape(-1)[{j}]")
+                gen.emit_copy(r, o, ov)
         gen.indent -= 1
     for o, r in zip(eqn.outvars, results):
         gen.names[o] = r
