@@ -18,6 +18,11 @@ import numjax.random as jr
 from numjax import lax
 from numjax.lowering import compile as numba_backend
 
+# Every check compiles its reference on the Numba backend (seconds per program on a cold
+# cache): this module runs in `tox -e slow`.  The default suite reaches the same driver rules
+# through test_sorting, test_linalg, test_random and the op table's jit tests.
+pytestmark = pytest.mark.slow
+
 DRIVER = "numjax program driver (LLVM backend)"
 RNG = np.random.default_rng(0)
 
