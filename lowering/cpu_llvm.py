@@ -8,14 +8,13 @@ language and compiled by ``pyir`` to LLVM IR without Numba; all kernels of a pro
 module, compiled once by llvmlite and cached on disk as a relocatable object keyed by the
 kernel sources.  A warm process loads that object with ``objload`` and never loads LLVM.
 
-Kernel ABI: ``void k(i64 lo, i64 hi, dims..., inputs..., outputs...)`` behind an entry
-wrapper taking numpy arrays as ``PyObject*`` (it reads their data pointers), called through
-ctypes, which releases the GIL: a kernel whose outer loop is ``prange`` runs in chunks
-[lo, hi) on a thread pool when it is large (``cpu_runtime.run_chunked``).
+Kernel ABI: ``void k(i64 lo, i64 hi, dims..., inputs..., outputs...)`` behind an entry point
+that is a builtin function (``kernel_entry``): it checks and converts its Python arguments,
+releases the GIL for large calls, and runs chunked calls (``lo < 0``) on a native runner
+(``cpu_runtime.run_chunked``).
 
-Programs this backend does not cover yet (control flow, gathers/scatters, sorting, linalg,
-FFT, random bits, complex numbers, float16) raise ``Unsupported`` and go to the Numba
-backend (``compile.py``).
+Programs this backend does not cover yet (complex numbers, float16) raise ``Unsupported``
+and go to the Numba backend (``compile.py``).
 """
 import hashlib
 

@@ -1,31 +1,28 @@
 """Building, caching and loading the LLVM module of a program's kernels.
 
-``build_module`` translates every kernel with ``pyir`` and adds its ctypes entry wrapper;
+``build_module`` translates every kernel with ``pyir`` and adds its Python entry point;
 ``compile_object`` runs llvmlite (O3, host CPU) to a relocatable object; ``load_kernels``
-returns ctypes callables, taking the object from the disk cache when a verified entry exists
-(no LLVM in the process then) and writing it there after a compile.
+returns the kernels as builtin functions, taking the object from the disk cache when a
+verified entry exists (no LLVM in the process then) and writing it there after a compile.
 
-Nothing process-specific is compiled in: the object's external symbols (malloc, free, libm)
-are resolved when it is loaded.
+Nothing process-specific is compiled in: the object's external symbols (malloc, free, libm,
+the Python C API, numpy's array type) are resolved when it is loaded.
 """
-import ctypes
 import hashlib
 import logging
 import os
 import platform
+import sys
 import threading
 import time
 import weakref
 
 import numpy as np
 
-from .unsupported import Unsupported
+from . import kernel_entry, objload
 
 logger = logging.getLogger("numjax")
 
-# Entry wrappers read an ndarray's data pointer straight from the object: in CPython's
-# PyArrayObject it follows the object header (checked once per process, _check_layout).
-_DATA_OFFSET = 16
 OPT = 3               # LLVM optimization level of every program module
 _lock = threading.RLock()
 _llvm_ready = False
@@ -33,9 +30,9 @@ _loaded = weakref.WeakValueDictionary()   # program key -> LoadedKernels alive i
 
 
 class LoadedKernels:
-    """A program's loaded object and its kernels' ctypes functions.  Held by the programs'
-    executables only: when the last one goes (its jitted function was dropped), the object
-    code is unmapped."""
+    """A program's loaded object and its kernels' functions.  Held by the programs'
+    executables (and the functions by their drivers): when the last one goes (its jitted
+    function was dropped), the object code is unmapped."""
     __slots__ = ("obj", "funcs", "origin", "__weakref__")
 
     def __init__(self, obj, funcs, origin):
@@ -44,16 +41,19 @@ class LoadedKernels:
 
 
 def build_module(specs):
+    """The kernels' module; their entry points are in its ``entry_module`` (compile_object
+    links them in after optimizing the kernels)."""
     from llvmlite import ir
     from . import pyir, scalar_helpers, vmath
     mod = ir.Module(name="numjax_program")
+    mod.entry_module = ir.Module(name="numjax_entries")
     tr = pyir.Translator(mod)
     namespace = _kernel_globals(vmath, scalar_helpers)
     for spec in specs:
-        inner = tr.kernel(spec.source, spec.name + "_body", spec.params, spec.outputs, namespace)
-        inner.linkage = "internal"
-        inner.attributes.add("alwaysinline")
-        _entry_wrapper(mod, spec, inner)
+        body = tr.kernel(spec.source, spec.name, spec.params, spec.outputs, namespace)
+        body.attributes.add("noinline")     # one copy of the loop nest, called by the entry point
+        declared = ir.Function(mod.entry_module, body.function_type, body.name)
+        kernel_entry.entry_point(mod.entry_module, spec, declared)
     return mod
 
 
@@ -87,39 +87,6 @@ def python_namespace(vmath, scalar_helpers):
     return {**_kernel_globals(vmath, scalar_helpers), "vm": vm, "sh": sh}
 
 
-def _entry_wrapper(mod, spec, inner):
-    """``void NAME(i64 lo, i64 hi, params..., outs...)`` with arrays as ``PyObject*``."""
-    from llvmlite import ir
-    from . import pyir
-    i8p = ir.IntType(8).as_pointer()
-    args, is_array = [ir.IntType(64), ir.IntType(64)], [False, False]
-    for p in spec.params:
-        if p[0] == "dim":
-            args.append(ir.IntType(64))
-        elif p[0] == "scalar":
-            t = pyir.lltype(p[1])
-            args.append(ir.IntType(8) if t == ir.IntType(1) else t)   # ctypes passes bools as bytes
-        else:
-            args.append(i8p)
-        is_array.append(p[0] == "array")
-    args += [i8p] * len(spec.outputs)
-    is_array += [True] * len(spec.outputs)
-    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), args), spec.name)
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    call_args = []
-    for a, t, array in zip(fn.args, inner.function_type.args, is_array):
-        if array:
-            slot = b.gep(a, [ir.Constant(ir.IntType(64), _DATA_OFFSET)])
-            data = b.load(b.bitcast(slot, i8p.as_pointer()))
-            call_args.append(b.bitcast(data, t))
-        elif a.type != t:
-            call_args.append(b.trunc(a, t))
-        else:
-            call_args.append(a)
-    b.call(inner, call_args)
-    b.ret_void()
-
-
 def _target_machine():
     global _llvm_ready
     import llvmlite.binding as llvm
@@ -135,14 +102,27 @@ def _target_machine():
 
 def compile_object(module):
     llvm, tm = _target_machine()
-    module.triple = tm.triple
-    module.data_layout = str(tm.target_data)
-    mod = llvm.parse_assembly(str(module))
-    mod.verify()
+
+    def parse(m):
+        m.triple, m.data_layout = tm.triple, str(tm.target_data)
+        parsed = llvm.parse_assembly(str(m))
+        parsed.verify()
+        return parsed
+    mod = parse(module)
     pto = llvm.create_pipeline_tuning_options(speed_level=OPT)
     pto.loop_vectorization = pto.slp_vectorization = True
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
+    entries = getattr(module, "entry_module", None)
+    if entries is not None:
+        called = entries.globals.get(kernel_entry.ENTRY_SYMBOL)
+        if called is not None and called.is_declaration:
+            load_runtime()          # what the entry points call must be bound when loaded
+        # Entry points skip the optimization pipeline: they are straight-line checks and
+        # calls that instruction selection alone makes as fast (measured), and llvmlite's
+        # pipeline keeps memory per optimized function for good (~110 KB a one-kernel
+        # program, ~50 KB of it the entry point's).
+        mod.link_in(parse(entries))
     return tm.emit_object(mod)
 
 
@@ -165,23 +145,60 @@ def machine_key():
 _machine_key = None
 
 
+def _object_key(what):
+    """The cache key of an object compiled from ``what`` on this machine, by this compiler,
+    for this interpreter (entry points call its C API)."""
+    global _machine_key
+    if _machine_key is None:
+        _machine_key = hashlib.sha256((machine_key() + _compiler_key()).encode()).hexdigest()
+    abi = f"{kernel_entry.ENTRY_FORMAT}|{sys.implementation.cache_tag}|{getattr(sys, 'abiflags', '')}"
+    return hashlib.sha256(f"{what}|{abi}|{_machine_key}".encode()).hexdigest()
+
+
 def _compiler_key():
     """The translator and the math library are part of what an object was compiled from:
     an edit to them must not load objects built by the old code."""
     digest = hashlib.sha256()
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in ("pyir.py", "pyir_builtins.py", "cpu_llvm.py", "cpu_llvm_build.py", "vmath.py",
-                 "scalar_helpers.py", "special_helpers.py"):
+    for name in ("pyir.py", "pyir_builtins.py", "cpu_llvm.py", "cpu_llvm_build.py", "kernel_entry.py",
+                 "vmath.py", "scalar_helpers.py", "special_helpers.py"):
         with open(os.path.join(here, name), "rb") as f:
             digest.update(f.read())
     return digest.hexdigest()
 
 
 def object_key(lowered):
-    global _machine_key
-    if _machine_key is None:
-        _machine_key = hashlib.sha256((machine_key() + _compiler_key()).encode()).hexdigest()
-    return hashlib.sha256(f"{lowered.key}|{_machine_key}".encode()).hexdigest()
+    return _object_key(lowered.key)
+
+
+_runtime = None     # the runtime object, loaded once per process and never released
+
+
+def load_runtime():
+    """The runtime object (``numjax_entry``, which every entry point calls), from the disk
+    cache or compiled once per machine; binds ``numjax_entry`` for the objects loaded after
+    it.  Loaded once per process and never released."""
+    global _runtime
+    with _lock:
+        if _runtime is None:
+            from . import diskcache
+            kernel_entry.check_layout()
+            key, symbol = _object_key("runtime"), kernel_entry.ENTRY_SYMBOL
+            data, obj = diskcache.read_entry("obj", key), None
+            if data is not None:
+                try:
+                    obj = objload.load(data, {})
+                    obj.address(symbol)
+                except Exception as err:   # noqa: BLE001  (a cache entry must never stop a program)
+                    logger.warning("numjax: cached kernel runtime unusable (%s); recompiling", err)
+                    obj = None
+            if obj is None:
+                data = compile_object(kernel_entry.runtime_module())
+                obj = objload.load(data, {})
+                diskcache.write_entry("obj", key, data)
+            objload.define_symbol(symbol, obj.address(symbol))
+            _runtime = obj
+        return _runtime
 
 
 def load_kernels(lowered):
@@ -191,25 +208,28 @@ def load_kernels(lowered):
         hit = _loaded.get(key)
         if hit is not None:
             return hit
-        from . import diskcache, objload
-        _check_layout()
+        from . import diskcache
+        load_runtime()
         obj, origin, how = None, "disk cache", "loaded from the disk cache"
         data = diskcache.read_entry("obj", key)
         if data is not None:
             try:
                 obj = objload.load(data, {})
+                funcs = kernel_entry.kernel_functions(obj, lowered.specs)
             except Exception as err:   # noqa: BLE001  (a cache entry must never stop a program)
                 # A verified entry that still does not load (another llvmlite wrote it?):
                 # recompile and replace it.
-                logger.warning("numjax: cached kernels of %s unusable (%s); recompiling", lowered.fn_name, err)
+                logger.warning("numjax: cached kernels of %s unusable (%s); recompiling",
+                               lowered.fn_name, err)
+                obj = None
         if obj is None:
             t0 = time.perf_counter()
             data = compile_object(build_module(lowered.specs.values()))
             origin, how = "compiled", f"compiled in {(time.perf_counter() - t0) * 1e3:.1f} ms"
             obj = objload.load(data, {})
+            funcs = kernel_entry.kernel_functions(obj, lowered.specs)
             diskcache.write_entry("obj", key, data)
         _log_compile(lowered, how)
-        funcs = {name: _ctypes_function(obj.address(name), spec) for name, spec in lowered.specs.items()}
         hit = _loaded[key] = LoadedKernels(obj, funcs, origin)
         return hit
 
@@ -221,28 +241,6 @@ def _log_compile(lowered, how):
                        len(lowered.specs), how)
 
 
-_CTYPES = {"bool": ctypes.c_bool, "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
-           "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16,
-           "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float,
-           "float64": ctypes.c_double}
-
-
-def _ctypes_function(addr, spec):
-    argtypes = [ctypes.c_int64, ctypes.c_int64]
-    for p in spec.params:
-        argtypes.append(ctypes.c_int64 if p[0] == "dim" else _CTYPES[p[1]] if p[0] == "scalar"
-                        else ctypes.py_object)
-    argtypes += [ctypes.py_object] * len(spec.outputs)
-    return ctypes.CFUNCTYPE(None, *argtypes)(addr)
-
-
-_layout_ok = False
-
-
-def _check_layout():
-    global _layout_ok
-    if not _layout_ok:
-        a = np.empty(3)
-        if ctypes.c_void_p.from_address(id(a) + _DATA_OFFSET).value != a.ctypes.data:
-            raise Unsupported("numpy array layout differs from the one entry wrappers read")
-        _layout_ok = True
+# The kernels' bodies through ctypes, past their entry points (tests, debugging).
+_ctypes_function = kernel_entry.ctypes_function
+_check_layout = kernel_entry.check_layout

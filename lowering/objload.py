@@ -10,8 +10,9 @@ small linker for x86-64 ELF relocatable objects, written in Python and ctypes:
    relocation entries) before any memory is mapped; whatever is malformed or
    unsupported raises ``ObjectFormatError``, so the caller recompiles instead of
    crashing;
-2. *resolve external symbols now*, from the caller's ``symbols`` and then from
-   the process (dlsym), so the object itself holds no address of the process
+2. *resolve external symbols now*, from the caller's ``symbols``, those given to
+   ``define_symbol`` and then from the process (dlsym: libc, libm, the running
+   interpreter's C API), so the object itself holds no address of the process
    that wrote it;
 3. *lay out* the allocatable sections in one anonymous mapping, in three
    page-aligned segments: code (+ jump stubs) read/execute, constants (+ GOT)
@@ -23,7 +24,7 @@ small linker for x86-64 ELF relocatable objects, written in Python and ctypes:
 objects this loader does not read; ``load`` picks one.
 
 Public API: ``load``, ``load_object``, ``mcjit_load``, ``supported``,
-``LoadedObject``, ``ObjectFormatError``.
+``define_symbol``, ``LoadedObject``, ``ObjectFormatError``.
 """
 import ctypes
 import os
@@ -32,7 +33,8 @@ import sys
 import weakref
 from typing import NamedTuple
 
-__all__ = ["ObjectFormatError", "LoadedObject", "load", "load_object", "mcjit_load", "supported"]
+__all__ = ["ObjectFormatError", "LoadedObject", "define_symbol", "load", "load_object", "mcjit_load",
+           "supported"]
 
 
 class ObjectFormatError(ValueError):
@@ -333,6 +335,8 @@ class _Libc:
         self.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
         self.dlsym.restype = ctypes.c_void_p
         self.handles = [libc._handle]
+        if ctypes.pythonapi._handle not in self.handles:   # the C API of the running interpreter
+            self.handles.append(ctypes.pythonapi._handle)   # (a libpython loaded RTLD_LOCAL)
         for soname in ("libm.so.6", "libc.so.6"):   # libm may be loaded RTLD_LOCAL only
             try:
                 self.handles.append(ctypes.CDLL(soname)._handle)
@@ -358,12 +362,24 @@ class _Libc:
         return address
 
 
+_defined = {}       # name -> address: define_symbol's process-wide table
+
+
+def define_symbol(name: str, address: int) -> None:
+    """Make ``name`` resolve to ``address`` in every object this process loads (after the
+    caller's ``symbols``, before the process's own): for an address no library exports,
+    such as a Python type object's."""
+    _defined[name] = int(address)
+
+
 def _resolve_externals(parsed, symbols):
     """symbol index -> address for every used undefined symbol."""
     libc = _Libc.get()
     resolved = {}
     for index, name in parsed.externals.items():
         address = symbols.get(name) if symbols else None
+        if address is None:
+            address = _defined.get(name)
         if address is None:
             address = libc.lookup(name)
         if address is None:
@@ -607,7 +623,7 @@ def mcjit_load(data: bytes, symbols: dict | None = None) -> LoadedObject:
     first, since LLVM aborts the process on an unresolved symbol.  Elsewhere
     ``names`` is empty, though ``address`` still finds the functions."""
     data = bytes(data)
-    bindings, names, size = dict(symbols or {}), (), len(data)
+    bindings, names, size = {**_defined, **(symbols or {})}, (), len(data)
     if supported() and data[:4] == _ELF_MAGIC:
         parsed = _parse(data)
         names = tuple(_exported(parsed))
