@@ -17,3 +17,4 @@ from .ad_api import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transp
 from .custom_derivatives import checkpoint, custom_jvp, custom_vjp, remat  # noqa: F401
 from .vmap_api import vmap  # noqa: F401
 from .pmap_api import pmap  # noqa: F401
+from .jax_alias import install_as_jax  # noqa: F401
