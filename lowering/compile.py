@@ -91,7 +91,27 @@ def inline_jits(jaxpr):
     return Jaxpr(jaxpr.constvars, jaxpr.invars, outvars, eqns)
 
 
-class Codegen:
+class SourceNames:
+    """Variable and temporary names of generated source, shared by every code generator:
+    ``name(v)`` is a value's variable (a literal's source for literals), ``tmp`` a fresh name,
+    ``shape_src`` a shape tuple of ``dim`` sources.  Uses ``self.names`` and ``self.counter``."""
+
+    def name(self, v):
+        if type(v) is Literal:
+            return scalar.literal(v.val, v.aval.dtype)
+        n = self.names.get(v)
+        if n is None:
+            n = self.names[v] = f"v{next(self.counter)}"
+        return n
+
+    def tmp(self, prefix="t"):
+        return f"{prefix}{next(self.counter)}"
+
+    def shape_src(self, shape):
+        return "(" + "".join(f"{self.dim(s)}, " for s in shape) + ")"
+
+
+class Codegen(SourceNames):
     planner_options = {}
 
     def __init__(self, jaxpr, fn_name, parallel=False, scalar_io=False, subfns=None, kernels=None):
@@ -107,23 +127,8 @@ class Codegen:
         self.lines = []
         self.dim_sources = {}
 
-    # -- naming
-    def name(self, v):
-        if type(v) is Literal:
-            return scalar.literal(v.val, v.aval.dtype)
-        n = self.names.get(v)
-        if n is None:
-            n = self.names[v] = f"v{next(self.counter)}"
-        return n
-
-    def tmp(self, prefix="t"):
-        return f"{prefix}{next(self.counter)}"
-
     def dim(self, size):
         return self.dim_sources.get(size, str(size))
-
-    def shape_src(self, shape):
-        return "(" + "".join(f"{self.dim(s)}, " for s in shape) + ")"
 
     def emit(self, line, depth=1):
         self.lines.append("    " * depth + line)

@@ -23,6 +23,8 @@ import numpy as np
 from numjax.array import Array, c_contiguous as _c_contiguous
 
 from . import compile as numba_backend
+from .driver_nodes import DRIVER_RULES
+from .kernel_program import CONTROL, KERNEL_EQNS, eqn_kernel, heavy_body
 from .unsupported import Unsupported
 
 
@@ -76,8 +78,6 @@ class DriverCodegen(numba_backend.Codegen):
         return self.subfns[key][0]
 
     def _node(self, eqn):
-        from .driver_nodes import DRIVER_RULES
-        from .kernel_program import CONTROL, KERNEL_EQNS, heavy_body
         if eqn.primitive in KERNEL_EQNS:
             control = eqn.primitive in CONTROL
             if not (control and heavy_body(eqn)):
@@ -121,7 +121,6 @@ class DriverCodegen(numba_backend.Codegen):
 
     def _eqn_kernel(self, eqn):
         """Control flow, gathers and scatters: the whole equation is one kernel."""
-        from .kernel_program import eqn_kernel
         name, source, params, outputs, inputs = eqn_kernel(eqn)
         self.add_kernel(name, source, params, outputs)
         outs = [self.tmp("o") for _ in eqn.outvars]

@@ -359,15 +359,11 @@ def _threefry2x32(gen, eqn):
     size = _prod(gen, out_shape)
     kinds, args, params, lines = [], [], [("dim",)], []
     for v in eqn.invars:
-        word = nodes_random._counter_iota(gen, v) if v.aval.shape == out_shape else None
-        if word is not None and nodes_random._iota_only_feeds_threefry(gen, nodes_random._producers(gen)[v][0]):
-            kinds.append("hi" if word == 0 else "lo")
-        elif v.aval.shape == ():
-            kinds.append("s")
+        kinds.append(nodes_random.operand_kind(gen, v, out_shape))
+        if kinds[-1] == "s":
             args.append(f"int({gen.name(v)})")
             params.append(("scalar", "uint32"))
-        else:
-            kinds.append("a")
+        elif kinds[-1] == "a":
             src = gen.name(v)
             if v.aval.shape != out_shape:
                 src = f"np.broadcast_to({src}, {gen.shape_src(out_shape)})"

@@ -286,12 +286,15 @@ def _iota_2x32_shape(gen, eqn):
 # ---------------------------------------------------------------- table
 
 def _indexing_rules():
-    from . import nodes_indexing
+    """Gather and the scatters: nodes_indexing's loops are kernel-language code already."""
+    from . import nodes_indexing  # noqa: F401  (registers its rules in NODE_RULES)
     from .nodes import NODE_RULES
-    return {p: NODE_RULES[p] for p in (ix.gather_p, ix.scatter_p, ix.scatter_add_p, ix.scatter_sub_p,
-                                        ix.scatter_mul_p, ix.scatter_min_p, ix.scatter_max_p)
-            if nodes_indexing}
+    return {p: NODE_RULES[p] for p in INDEXING}
 
+
+# Equations the driver runs as one kernel each (gathers and scatters).
+INDEXING = frozenset([ix.gather_p, ix.scatter_p, ix.scatter_add_p, ix.scatter_sub_p, ix.scatter_mul_p,
+                      ix.scatter_min_p, ix.scatter_max_p])
 
 KNODE_RULES = {
     shp.reshape_p: _reshape, shp.squeeze_p: _reshape, shp.transpose_p: _transpose,

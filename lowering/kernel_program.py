@@ -20,18 +20,18 @@ from numjax.jaxpr import Literal
 from numjax.lax import control_flow as cf
 
 from . import fusion, scalar
-from .kernel_nodes import KNODE_RULES, VIEWS, copy_array
+from .compile import RegionCodegen, SourceNames, inline_jits
+from .kernel_nodes import INDEXING, KNODE_RULES, VIEWS, copy_array
 from .unsupported import Unsupported
 
 
 def _prepare(jaxpr):
     from numjax.interpreters.partial_eval import dce_jaxpr
-    from .compile import inline_jits
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     return dce_jaxpr(inline_jits(jaxpr))
 
 
-class BodyGen:
+class BodyGen(SourceNames):
     """Kernel-language statements for jaxprs, emitted inline into one function body."""
     parallel = False          # region loops are plain ``range`` loops inside kernels
 
@@ -42,23 +42,8 @@ class BodyGen:
         self.indent = 0
         self.root = {}        # var -> the var whose buffer it views (VIEWS rules)
 
-    # -- the naming interface of region and node rules
-    def name(self, v):
-        if type(v) is Literal:
-            return scalar.literal(v.val, v.aval.dtype)
-        n = self.names.get(v)
-        if n is None:
-            n = self.names[v] = f"v{next(self.counter)}"
-        return n
-
-    def tmp(self, prefix="t"):
-        return f"{prefix}{next(self.counter)}"
-
     def dim(self, size):
         return str(int(size))
-
-    def shape_src(self, shape):
-        return "(" + "".join(f"{int(s)}, " for s in shape) + ")"
 
     def emit(self, line, depth=1):
         self.lines.append("    " * (depth + self.indent) + line)
@@ -89,7 +74,6 @@ class BodyGen:
         return [self.name(v) for v in jaxpr.outvars]
 
     def region(self, region):
-        from .compile import RegionCodegen
         RegionCodegen(self, region).generate()
 
     def node(self, eqn):
@@ -164,7 +148,7 @@ def _while(gen, eqn):
     gen.indent += 1
     outs = gen.jaxpr(body_jx, bconsts + carries)
     gen.update_carries(carries, set(body_jx.invars[nb:]), outs, body_jx.outvars)
-    gen.emit(f"{flag} = bool({gen.jaxpr(_prepare(p['cond_jaxpr']), cconsts + carries)[0]})")
+    gen.emit(f"{flag} = bool({gen.jaxpr(cond_jx, cconsts + carries)[0]})")
     gen.indent -= 1
     for o, c in zip(eqn.outvars, carries):
         gen.names[o] = c
@@ -239,7 +223,7 @@ def _cond(gen, eqn):
 _CONTROL = {cf.while_p: _while, cf.scan_p: _scan, cf.cond_p: _cond}
 
 # Equations the driver runs as one kernel of this module.
-KERNEL_EQNS = frozenset(_CONTROL) | frozenset(p for p in KNODE_RULES if p.name.startswith(("gather", "scatter")))
+KERNEL_EQNS = frozenset(_CONTROL) | INDEXING
 
 
 # ---------------------------------------------------------------- which loops run in Python
@@ -257,7 +241,7 @@ def heavy_body(eqn):
         for e in jx.eqns:
             if e.primitive is dot_general_p and _macs(e) >= HEAVY_MACS:
                 return True
-            if any(True for _ in _sub_jaxprs(e.params)) and heavy_body(e):
+            if heavy_body(e):
                 return True
     return False
 
@@ -293,7 +277,6 @@ def eqn_kernel(eqn):
         gen.names[v] = a
     gen.node(eqn)
     outs = [gen.name(v) for v in eqn.outvars]
-    # The returned names must be distinct kernel outputs: rename through copies if needed.
     body = "\n".join(gen.lines)
     header = f"def KERNEL({', '.join(argnames)}):\n"
     text = header + body + f"\n    return ({''.join(o + ', ' for o in outs)})\n"

@@ -95,19 +95,24 @@ def _kernel_source(kinds, parallel):
     return name, text.replace("def KERNEL(", f"def {name}(")
 
 
+def operand_kind(gen, v, out_shape):
+    """How a threefry kernel reads operand ``v``: "hi"/"lo" (a counter word computed from the
+    loop index, its iota elided), "s" (a scalar) or "a" (an array)."""
+    word = _counter_iota(gen, v) if v.aval.shape == out_shape else None
+    if word is not None and _iota_only_feeds_threefry(gen, _producers(gen)[v][0]):
+        return "hi" if word == 0 else "lo"
+    return "s" if v.aval.shape == () else "a"
+
+
 def _threefry2x32(gen, eqn):
     out_shape = eqn.outvars[0].aval.shape
     size = " * ".join(gen.dim(d) for d in out_shape) or "1"
     kinds, args, lines = [], [], []
     for v in eqn.invars:
-        word = _counter_iota(gen, v) if v.aval.shape == out_shape else None
-        if word is not None and _iota_only_feeds_threefry(gen, _producers(gen)[v][0]):
-            kinds.append("hi" if word == 0 else "lo")
-        elif v.aval.shape == ():
-            kinds.append("s")
+        kinds.append(operand_kind(gen, v, out_shape))
+        if kinds[-1] == "s":
             args.append(gen.name(v))
-        else:
-            kinds.append("a")
+        elif kinds[-1] == "a":
             src = gen.name(v)
             if v.aval.shape != out_shape:
                 src = f"np.broadcast_to({src}, {gen.shape_src(out_shape)})"
