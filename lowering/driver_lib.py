@@ -139,7 +139,7 @@ def qr(a, full_matrices):
         if m == 0 or n == 0:
             qs[b], rs[b] = np.eye(m, k, dtype=a.dtype), 0
         elif not np.isfinite(a[b]).all():
-            qs[b], rs[b] = np.nan, np.nan
+            qs[b], rs[b] = np.nan, np.triu(np.full((k, n), np.nan, a.dtype))   # R stays triangular
         else:
             f, tau, work, _ = geqrf(a[b], lwork=-1)
             f, tau, _, _ = geqrf(a[b], lwork=_size(work))
