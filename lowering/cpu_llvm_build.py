@@ -24,6 +24,13 @@ from . import kernel_entry, objload
 logger = logging.getLogger("numjax")
 
 OPT = 3               # LLVM optimization level of every program module
+# LLVM's loop unroller is off: our loops are vectorized (and interleaved, which reductions
+# need: a row softmax runs 1.8x slower without it) and pyir already unrolls short loops;
+# the unroller added ~20% to the compile time of a program (35 of 175 ms for the MLP
+# gradient) and nothing measurable to run time (benchmarks/RESULTS.md, fourth session).
+LOOP_UNROLLING = False
+LOOP_INTERLEAVING = True
+RUNTIME_CODEGEN_OPT = 0
 _lock = threading.RLock()
 _llvm_ready = False
 _loaded = weakref.WeakValueDictionary()   # program key -> LoadedKernels alive in this process
@@ -87,7 +94,7 @@ def python_namespace(vmath, scalar_helpers):
     return {**_kernel_globals(vmath, scalar_helpers), "vm": vm, "sh": sh}
 
 
-def _target_machine():
+def _target_machine(codegen_opt=None):
     global _llvm_ready
     import llvmlite.binding as llvm
     if not _llvm_ready:
@@ -97,11 +104,13 @@ def _target_machine():
     target = llvm.Target.from_default_triple()
     return llvm, target.create_target_machine(
         cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-        opt=OPT, reloc="pic", codemodel="default")
+        opt=OPT if codegen_opt is None else codegen_opt, reloc="pic", codemodel="default")
 
 
-def compile_object(module):
-    llvm, tm = _target_machine()
+def compile_object(module, codegen_opt=None):
+    """Object code of ``module`` (optimized at ``OPT``; ``codegen_opt`` overrides the
+    instruction selection level)."""
+    llvm, tm = _target_machine(codegen_opt)
 
     def parse(m):
         m.triple, m.data_layout = tm.triple, str(tm.target_data)
@@ -111,6 +120,7 @@ def compile_object(module):
     mod = parse(module)
     pto = llvm.create_pipeline_tuning_options(speed_level=OPT)
     pto.loop_vectorization = pto.slp_vectorization = True
+    pto.loop_unrolling, pto.loop_interleaving = LOOP_UNROLLING, LOOP_INTERLEAVING
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
     entries = getattr(module, "entry_module", None)
@@ -193,7 +203,7 @@ def load_runtime():
                     logger.warning("numjax: cached kernel runtime unusable (%s); recompiling", err)
                     obj = None
             if obj is None:
-                data = compile_object(kernel_entry.runtime_module())
+                data = compile_object(kernel_entry.runtime_module(), RUNTIME_CODEGEN_OPT)
                 obj = objload.load(data, {})
                 diskcache.write_entry("obj", key, data)
             objload.define_symbol(symbol, obj.address(symbol))
