@@ -204,6 +204,43 @@ def mlp_rows(rng):
     return [row]
 
 
+def cnn_data(rng, batch=32):
+    params = {"w1": (rng.standard_normal((3, 3, 1, 32)) / 3).astype(np.float32),
+              "w2": (rng.standard_normal((3, 3, 32, 64)) / 17).astype(np.float32),
+              "w3": (rng.standard_normal((14 * 14 * 64, 10)) / 112).astype(np.float32)}
+    x = rng.standard_normal((batch, 28, 28, 1)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)]
+    return params, x, y
+
+
+def cnn_loss(np_, lax_, p, x, y):
+    """conv 3x3x32 -> relu -> avgpool 2x2 -> conv 3x3x64 -> relu -> dense 10, NHWC."""
+    dn = ("NHWC", "HWIO", "NHWC")
+    h = np_.maximum(lax_.conv_general_dilated(x, p["w1"], (1, 1), "SAME", dimension_numbers=dn), 0.0)
+    h = lax_.reduce_window(h, 0.0, lax_.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") * 0.25
+    h = np_.maximum(lax_.conv_general_dilated(h, p["w2"], (1, 1), "SAME", dimension_numbers=dn), 0.0)
+    logits = h.reshape((h.shape[0], -1)) @ p["w3"]
+    logp = logits - np_.log(np_.sum(np_.exp(logits - logits.max(1, keepdims=True)), 1, keepdims=True)) \
+        - logits.max(1, keepdims=True)
+    return -np_.mean(np_.sum(logp * y, 1))
+
+
+def cnn_rows(rng):
+    """A small CNN's jit(grad(loss)) (im2col + BLAS convolutions), against JAX's (XLA's)."""
+    params, x, y = cnn_data(rng)
+    step = numjax.jit(numjax.grad(lambda p, a, b: cnn_loss(jnp, numjax.lax, p, a, b)))
+    nj_params = numjax.tree_util.tree_map(jnp.asarray, params)
+    row = {"name": "CNN b32 28x28 conv32-pool-conv64-dense jit(grad(loss))",
+           "numjax": median_time(lambda: numjax.block_until_ready(step(nj_params, jnp.asarray(x), jnp.asarray(y)))),
+           "numpy": None, "numba": None, "jax": None}
+    if real_jax is not None:
+        jstep = real_jax.jit(real_jax.grad(lambda p, a, b: cnn_loss(real_jnp, real_jax.lax, p, a, b)))
+        jp = real_jax.tree_util.tree_map(real_jnp.asarray, params)
+        jx, jy = real_jnp.asarray(x), real_jnp.asarray(y)
+        row["jax"] = median_time(lambda: real_jax.block_until_ready(jstep(jp, jx, jy)))
+    return [row]
+
+
 def vmap_scan_rows(rng):
     rows = []
     mat = rng.standard_normal((150, 100)).astype(np.float32)
@@ -338,12 +375,16 @@ def main():
     global REPEAT
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", choices=["cnn"], help="run just this row")
     args = parser.parse_args()
     if args.quick:
         REPEAT = 3
     rng = np.random.default_rng(0)
+    if args.only == "cnn":
+        print(report(cnn_rows(rng)))
+        return
     rows = (elementwise_rows(rng) + overhead_rows() + [new_shape_row()] + mlp_rows(rng)
-            + vmap_scan_rows(rng) + pmap_rows() + fresh_process_rows(1 if args.quick else 3))
+            + cnn_rows(rng) + vmap_scan_rows(rng) + pmap_rows() + fresh_process_rows(1 if args.quick else 3))
     print(report(rows))
 
 

@@ -16,6 +16,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from numjax.ad_checkpoint import name_p
 from numjax.array import Array, c_contiguous as _c_contiguous
 from numjax.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from numjax.dispatch import jit_p
@@ -57,9 +58,10 @@ _INLINED_CALLS = {jit_p: "jaxpr", custom_jvp_call_p: "call_jaxpr", custom_vjp_ca
 
 def inline_jits(jaxpr):
     """Nested jit (and custom_jvp/vjp call) equations are spliced into their parent so
-    fusion sees through them; reductions over no axes become renames."""
+    fusion sees through them; reductions over no axes and checkpoint names become renames."""
     from numjax.jaxpr import Jaxpr, JaxprEqn, Var
-    if not any(e.primitive in _INLINED_CALLS or _is_empty_reduction(e) for e in jaxpr.eqns):
+    if not any(e.primitive in _INLINED_CALLS or _is_empty_reduction(e) or e.primitive is name_p
+               for e in jaxpr.eqns):
         return jaxpr
     eqns, rename = [], {}
 
@@ -67,7 +69,7 @@ def inline_jits(jaxpr):
         return rename.get(v, v) if type(v) is not Literal else v
 
     for eqn in jaxpr.eqns:
-        if _is_empty_reduction(eqn):
+        if _is_empty_reduction(eqn) or eqn.primitive is name_p:   # identities: renames
             rename[eqn.outvars[0]] = sub(eqn.invars[0])
             continue
         body_param = _INLINED_CALLS.get(eqn.primitive)
@@ -705,8 +707,16 @@ kernel_registry = {}
 def compile_jaxpr(closed, name="fn"):
     """The LLVM backend's executable when it covers the program, else this module's Numba
     lowering (control flow, gathers, sorting, linalg, FFT, random bits, complex)."""
-    from . import cpu_llvm
+    from . import cpu_llvm, low_precision
     from .unsupported import Unsupported
+    if low_precision.uses_low_precision(closed.jaxpr):
+        # bfloat16 becomes uint16 storage and float32 arithmetic before any backend sees it.
+        try:
+            stored = low_precision.to_storage_form(closed)
+        except NoLoweringError as err:
+            warnings.warn(err.warning(name), stacklevel=3)
+            return FallbackExecutable(closed)
+        return low_precision.StorageExecutable(closed, compile_jaxpr(stored, name))
     try:
         return cpu_llvm.compile_program(closed, name)
     except Unsupported:

@@ -61,9 +61,10 @@ class DriverCodegen(numba_backend.Codegen):
     # Rank-0 chains become rank-0 kernels too: the driver runs no scalar math itself.
     planner_options = {"scalar_regions": True}
 
-    def __init__(self, jaxpr, fn_name, specs, scalar_io=False, subfns=None):
+    def __init__(self, jaxpr, fn_name, specs, scalar_io=False, subfns=None, pyobjects=None):
         super().__init__(jaxpr, fn_name, parallel=True, scalar_io=scalar_io, subfns=subfns)
         self.specs = specs
+        self.pyobjects = {} if pyobjects is None else pyobjects
         self.rank0_buffers = {}
 
     def subfunction(self, jaxpr):
@@ -73,7 +74,8 @@ class DriverCodegen(numba_backend.Codegen):
             name = f"{self.fn_name}_s{len(self.subfns)}"
             self.subfns[key] = (name, None, jaxpr)     # reserve the name before recursing
             body = numba_backend.inline_jits(getattr(jaxpr, "jaxpr", jaxpr))
-            src = DriverCodegen(body, name, self.specs, scalar_io=True, subfns=self.subfns).generate()
+            src = DriverCodegen(body, name, self.specs, scalar_io=True, subfns=self.subfns,
+                                pyobjects=self.pyobjects).generate()
             self.subfns[key] = (name, src, jaxpr)
         return self.subfns[key][0]
 
@@ -143,6 +145,13 @@ class DriverCodegen(numba_backend.Codegen):
         self.specs.setdefault(name, KernelSpec(name, source, params, outputs, chunked))
         return name
 
+    def python_object(self, obj, prefix):
+        """A name under which the driver reaches the Python object ``obj`` (a host callback):
+        numbered in program order, so equal programs still give equal source."""
+        name = f"{prefix}{len(self.pyobjects)}"
+        self.pyobjects[name] = obj
+        return name
+
     def _output(self, v):
         # A rank-0 result computed by a kernel is returned as the kernel's 0-d buffer.
         buffer = self.rank0_buffers.get(v)
@@ -176,10 +185,10 @@ def lower_program(closed, name="fn"):
     jaxpr = dce_jaxpr(numba_backend.inline_jits(closed.jaxpr))
     _check_types(jaxpr)
     fn_name = "numjax_" + "".join(c if c.isalnum() else "_" for c in name)
-    specs, subfns = {}, {}
-    body = DriverCodegen(jaxpr, fn_name, specs, subfns=subfns).generate()
+    specs, subfns, pyobjects = {}, {}, {}
+    body = DriverCodegen(jaxpr, fn_name, specs, subfns=subfns, pyobjects=pyobjects).generate()
     subs = "".join(src + "\n" for _, src, _ in subfns.values())
-    return LoweredProgram(_DRIVER_HEADER + subs + body, fn_name, specs, closed)
+    return LoweredProgram(_DRIVER_HEADER + subs + body, fn_name, specs, closed, pyobjects)
 
 
 def _check_types(jaxpr):
@@ -190,8 +199,9 @@ def _check_types(jaxpr):
 
 
 class LoweredProgram:
-    def __init__(self, driver, fn_name, specs, closed):
+    def __init__(self, driver, fn_name, specs, closed, pyobjects=None):
         self.driver, self.fn_name, self.specs, self.closed = driver, fn_name, specs, closed
+        self.pyobjects = pyobjects or {}     # driver name -> Python object (host callbacks)
         # The compiler's own version goes in later (cpu_llvm_build.object_key).
         text = "\n".join(s.key_text() for _, s in sorted(specs.items()))
         self.key = hashlib.sha256(text.encode()).hexdigest()
@@ -235,6 +245,7 @@ class Executable:
                 self._obj = cpu_llvm_build.load_kernels(self.lowered)
                 kernels = self._obj.funcs
             namespace = dict(kernels)
+            namespace.update(self.lowered.pyobjects)
             exec(compile(self.lowered.driver, f"<numjax driver {self.lowered.fn_name}>", "exec"), namespace)
             self._fn = namespace[self.lowered.fn_name]
         return self._fn

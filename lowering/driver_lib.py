@@ -5,6 +5,9 @@ Each is numpy code calling compiled C (BLAS for the matmuls, numpy's sorts, scip
 the factorizations), so a driver program reaches no Numba at all."""
 import numpy as np
 
+from numjax.lax.convolution import conv_numpy  # noqa: F401  (convolutions: im2col + BLAS)
+from numjax.lax.windowed_reductions import reduce_window_numpy  # noqa: F401
+
 
 def transposed(x, perm):
     return np.ascontiguousarray(np.transpose(x, perm))

@@ -11,13 +11,14 @@ import hashlib
 
 import numpy as np
 
+from numjax.lax import callback as host
 from numjax.lax import linalg as la
 from numjax.lax import random_bits as rb
 from numjax.lax import reductions as rd
 from numjax.lax import sorting
 from numjax.lax.fft import fft_p
 
-from . import nodes_random
+from . import nodes_random, nodes_windowed
 
 
 def _np_type(dt):
@@ -395,6 +396,21 @@ def _iota_2x32_shape(gen, eqn):
             f"{hi} = ({n} >> np.uint64(32)).astype(np.uint32)", f"{lo} = {n}.astype(np.uint32)"]
 
 
+# ---------------------------------------------------------------- host callbacks
+
+def _host_callback(gen, eqn):
+    """The driver calls back into Python here, in program order (lax/callback.py checks the
+    results against the declared shapes and dtypes)."""
+    fn = gen.python_object(host.host_function(eqn.primitive, eqn.params), "host_callback")
+    args = "".join(f"{gen.name(v)}, " for v in eqn.invars)
+    if not eqn.outvars:
+        return [f"{fn}({args})"]
+    results = gen.tmp("cb")
+    return [f"{results} = {fn}({args})"] + [
+        f"{gen.name(v)} = {results}[{i}]" + ("[()]" if v.aval.shape == () else "")
+        for i, v in enumerate(eqn.outvars)]
+
+
 DRIVER_RULES = {
     sorting.sort_p: _sort, sorting.top_k_p: _top_k,
     rd.cumsum_p: _cumulative, rd.cumprod_p: _cumulative, rd.cummax_p: _cumulative,
@@ -402,4 +418,6 @@ DRIVER_RULES = {
     la.cholesky_p: _cholesky, la.lu_p: _lu, la.qr_p: _qr, la.svd_p: _svd, la.eigh_p: _eigh,
     la.triangular_solve_p: _triangular_solve,
     rb.threefry2x32_p: _threefry2x32, rb.iota_2x32_shape_p: _iota_2x32_shape,
+    **{p: _host_callback for p in host.CALLBACK_PRIMITIVES},
+    **nodes_windowed.DRIVER_RULES,
 }

@@ -802,7 +802,11 @@ class Translator:
     def const_cast(self, c, dt):
         """A constant converted as numpy converts it (exactly what Numba folds)."""
         with np.errstate(all="ignore"):
-            return Const(np.array(c.py, dtype=c.dt).astype(dt).item(), dt)
+            try:
+                arr = np.array(c.py, dtype=c.dt)
+            except OverflowError:       # an int literal past int64, e.g. np.uint64(2**64 - 1)
+                arr = np.array(c.py)
+            return Const(arr.astype(dt).item(), dt)
 
     # ---- calls
     def ex_Call(self, scope, e):

@@ -65,7 +65,7 @@ def threefry_seed(seed):
     aval = core.get_aval(seed)
     if aval.shape:
         raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
-    if aval.dtype.kind not in "iu":
+    if dtypes.kind(aval.dtype) not in "iu":
         raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
     if aval.dtype.itemsize > 4:
         hi = lax.convert_element_type(lax.shift_right_logical(seed, lax._convert_element_type(

@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 
-from . import core, tree_util
+from . import core, dtypes, tree_util
 from .interpreters import ad
 from .api_util import as_leaf as _leaf, flatten_fun_nokwargs
 
@@ -113,13 +113,13 @@ class VJPFunction:
 
 
 def _cast_ct(ct, aval):
-    # A cotangent has its primal's dtype and weak type (JAX's grad of a Python-float argument
-    # is weakly typed).
+    # A cotangent has its primal's dtype. Its weak type is what the backward pass made of it,
+    # as in JAX: transposing the cast that promoted a weak input restores the weak type, and a
+    # cotangent built from strong values (e.g. the complex one a real part sends back) stays strong.
     from . import lax
-    if aval.dtype.kind not in "fc":
+    if dtypes.kind(aval.dtype) not in "fc":
         return ct
-    ct_aval = core.get_aval(ct)
-    if ct_aval.dtype != aval.dtype or ct_aval.weak_type != aval.weak_type:
+    if core.get_aval(ct).dtype != aval.dtype:
         return lax._convert_element_type(ct, aval.dtype, aval.weak_type)
     return ct
 
@@ -154,7 +154,7 @@ def _check_argnums(argnums, args, name="differentiating"):
 
 def _check_input_dtype(x, allow_int, name):
     dt = core.get_aval(_leaf(x)).dtype
-    if dt.kind not in "fc" and not allow_int:
+    if dtypes.kind(dt) not in "fc" and not allow_int:
         raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
                         f"of np.inexact), but got {dt.name}. If you want to use Boolean- or "
                         "integer-valued inputs, use vjp or set allow_int to True.")
@@ -200,7 +200,7 @@ def _check_scalar(x):
     aval = core.get_aval(x)
     if aval.shape != ():
         raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}.")
-    if aval.dtype.kind not in "fc":
+    if dtypes.kind(aval.dtype) not in "fc":
         raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
                         f"np.floating), but got {aval.dtype.name}. For differentiation of functions with "
                         "integer outputs, use jax.vjp directly.")
@@ -231,7 +231,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         d_leaves = [_leaf(x) for x in d_leaves]
         for leaf in d_leaves:
             dt = core.get_aval(leaf).dtype
-            if dt.kind != "f" and not (holomorphic and dt.kind == "c"):
+            if dtypes.kind(dt) != "f" and not (holomorphic and dtypes.kind(dt) == "c"):
                 raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
                                 f"np.floating), but got {dt.name}. For holomorphic differentiation, pass "
                                 "holomorphic=True. For differentiation of non-holomorphic functions "
@@ -313,7 +313,10 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
             rows = []
             for j in range(n):
                 cts = [_zeros(core.get_aval(x)) for x in out_leaves]
-                cts[o_idx] = _unit(n, j, aval.dtype).reshape(aval.shape)
+                # The basis carries the output's weak type, as JAX's does, so the rows do too.
+                from . import lax
+                unit = _unit(n, j, aval.dtype).reshape(aval.shape)
+                cts[o_idx] = unit if not aval.weak_type else lax._convert_element_type(unit, aval.dtype, True)
                 g = pullback(tree_util.tree_unflatten(out_tree, cts))
                 rows.append(g)
             rows_per_out.append((aval.shape, rows))

@@ -53,26 +53,51 @@ class SingleDeviceSharding:
 
 
 def _device_count_from_env():
+    """CPU "devices" for pmap: ``NUMJAX_NUM_CPU_DEVICES``, or XLA's
+    ``--xla_force_host_platform_device_count=N`` in ``XLA_FLAGS`` (what chex's
+    ``set_n_cpu_devices`` and JAX's docs set)."""
     import os
-    # Like XLA's --xla_force_host_platform_device_count: several CPU "devices" for pmap.
-    return max(1, int(os.environ.get("NUMJAX_NUM_CPU_DEVICES", "1")))
+    import re
+    n = os.environ.get("NUMJAX_NUM_CPU_DEVICES")
+    if n is None:
+        found = re.search(r"--xla_force_host_platform_device_count=(\d+)",
+                          os.environ.get("XLA_FLAGS", ""))
+        n = found.group(1) if found else "1"
+    return max(1, int(n))
 
 
-_DEVICES = [CpuDevice(i) for i in range(_device_count_from_env())]
+_DEVICES = []     # made on first use, as JAX reads XLA_FLAGS when its backend starts
+
+
+def _devices():
+    if not _DEVICES:
+        _DEVICES.extend(CpuDevice(i) for i in range(_device_count_from_env()))
+        from ._src import xla_bridge
+        xla_bridge._started()
+    return _DEVICES
 
 
 def devices(backend=None):
-    return list(_DEVICES)
+    return list(_devices())
 
 
-local_devices = devices
+def local_devices(process_index=None, backend=None, host_id=None):
+    return list(_devices())
 
 
-def device_count():
-    return len(_DEVICES)
+def device_count(backend=None):
+    return len(_devices())
 
 
 local_device_count = device_count
+
+
+def process_index(backend=None):
+    return 0
+
+
+def process_count(backend=None):
+    return 1
 
 
 def default_backend():
@@ -106,6 +131,17 @@ def disable_jit(disable=True):
         config.jax_disable_jit = prev
 
 
+@contextlib.contextmanager
+def checking_leaks():
+    """JAX's leak checker as a context (``jax_check_tracer_leaks``); numjax records the flag."""
+    prev = config.jax_check_tracer_leaks
+    config.update("jax_check_tracer_leaks", True)
+    try:
+        yield
+    finally:
+        config.update("jax_check_tracer_leaks", prev)
+
+
 # ---------------------------------------------------------------- argument handling
 
 def _normalize_static(fun, static_argnums, static_argnames):
@@ -137,9 +173,11 @@ def _hashable_static(val):
 
 # ---------------------------------------------------------------- jit
 
-class Jitted:
+class PjitFunction:
     """What ``jit(f)`` returns. Argument handling lives here (statics, pytrees, names for
-    error messages); tracing, the caches and running live in ``dispatch.JitCache``."""
+    error messages); tracing, the caches and running live in ``dispatch.JitCache``.
+    Named as JAX's type is: libraries tell jitted functions by ``type(f).__name__``
+    (chex's ``assert_max_traces`` refuses to wrap one)."""
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline):
         functools.update_wrapper(self, fun, updated=())
@@ -263,6 +301,14 @@ class Lowered:
     def as_text(self):
         return self._program.executable(self._jitted.__name__).source
 
+    def compiler_ir(self, dialect=None):
+        """The program as HLO-shaped text (numjax has no MLIR; see numjax/hlo_text.py): equal
+        programs give equal text, ``.as_hlo_text()`` and ``str()`` give it."""
+        if dialect not in (None, "stablehlo", "hlo"):
+            raise ValueError(f"unknown dialect: {dialect}")
+        from .hlo_text import CompilerIR, hlo_text
+        return CompilerIR(hlo_text(self._program.closed, self._jitted.__name__))
+
     def compile(self):
         return Compiled(self._jitted, self._program)
 
@@ -313,7 +359,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
                                  keep_unused=keep_unused, inline=inline)
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
-    return Jitted(fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline)
+    return PjitFunction(fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline)
 
 
 # ---------------------------------------------------------------- make_jaxpr

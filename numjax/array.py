@@ -82,7 +82,7 @@ class Array:
         return complex(self._value)
 
     def __index__(self):
-        if self._value.dtype.kind not in "iub":
+        if dtypes.kind(self._value.dtype) not in "iub":
             raise TypeError(f"only integer scalar arrays can be converted to a scalar index")
         return int(self._value)
 

@@ -32,6 +32,18 @@ class Config:
         self.numjax_num_threads = int(os.environ.get("NUMJAX_NUM_THREADS", 0))
         # Run the LLVM backend's kernels as plain Python (for stepping through them).
         self.numjax_debug_python = _env_flag("NUMJAX_DEBUG_PYTHON")
+        # JAX options that libraries and tests set, accepted and recorded; numjax does not act
+        # on them (README, "Missing": no NaN/inf checking, no leak checker, rank promotion
+        # always allowed).
+        self.jax_check_tracer_leaks = _env_flag("JAX_CHECK_TRACER_LEAKS")
+        self.jax_debug_nans = _env_flag("JAX_DEBUG_NANS")
+        self.jax_debug_infs = _env_flag("JAX_DEBUG_INFS")
+        self.jax_numpy_rank_promotion = os.environ.get("JAX_NUMPY_RANK_PROMOTION", "allow")
+        self.jax_numpy_dtype_promotion = os.environ.get("JAX_NUMPY_DTYPE_PROMOTION", "standard")
+        self.jax_default_matmul_precision = os.environ.get("JAX_DEFAULT_MATMUL_PRECISION")
+        self.jax_traceback_filtering = os.environ.get("JAX_TRACEBACK_FILTERING", "auto")
+        self.jax_default_prng_impl = os.environ.get("JAX_DEFAULT_PRNG_IMPL", "threefry2x32")
+        self.jax_compilation_cache_dir = os.environ.get("JAX_COMPILATION_CACHE_DIR")
         self._epoch = 0
 
     def update(self, name, value):
@@ -49,3 +61,31 @@ class Config:
 
 
 config = Config()
+
+
+class _FlagContext:
+    """A boolean flag as JAX's config states work as context managers:
+    ``with numjax.log_compiles():`` sets it for the block, then restores it."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, new_val=True):
+        return _FlagScope(self.name, bool(new_val))
+
+
+class _FlagScope:
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+    def __enter__(self):
+        self.saved = getattr(config, self.name)
+        config.update(self.name, self.value)
+        return self
+
+    def __exit__(self, *exc):
+        config.update(self.name, self.saved)
+        return False
+
+
+log_compiles = _FlagContext("jax_log_compiles")

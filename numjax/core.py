@@ -43,6 +43,11 @@ class ShapedArray:
                            self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type)
 
+    def to_tangent_aval(self):
+        # Integer and bool values have float0 tangents in JAX; numjax's are float32 (as ad's).
+        dtype = self.dtype if self.dtype.kind in "fc" else np.dtype(np.float32)
+        return ShapedArray(self.shape, dtype, self.weak_type)
+
     @property
     def sharding(self):
         # As jax.typeof(x).sharding outside a mesh: replicated over an empty mesh.
@@ -80,6 +85,9 @@ abstract_eval_rules = {}
 
 class Primitive:
     multiple_results = False
+    # Planning properties (see lax._base.make_primitive); a primitive defined outside numjax
+    # has none of them.
+    elementwise, reduction, is_load = False, None, False
 
     def __init__(self, name):
         self.name = name
@@ -89,7 +97,11 @@ class Primitive:
 
     def bind(self, *args, **params):
         if _no_trace_active():
-            return impl_rules[self](*args, **params)
+            try:
+                impl = impl_rules[self]
+            except KeyError:
+                raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented") from None
+            return impl(*args, **params)
         trace = find_top_trace(args)
         tracers = [trace.full_raise(a) for a in args]
         outs = trace.process_primitive(self, tracers, params)
@@ -98,7 +110,28 @@ class Primitive:
         return full_lower(outs)
 
     def abstract_eval(self, *avals, **params):
-        return abstract_eval_rules[self](*avals, **params)
+        try:
+            rule = abstract_eval_rules[self]
+        except KeyError:
+            raise NotImplementedError(f"Abstract evaluation for '{self.name}' not implemented") from None
+        return rule(*avals, **params)
+
+    # JAX's way of defining a primitive from outside (jax.extend.core.Primitive): the rules
+    # go to the same tables as numjax's own primitives'.
+    def def_impl(self, impl):
+        impl_rules[self] = impl
+        return impl
+
+    def def_abstract_eval(self, rule):
+        abstract_eval_rules[self] = rule
+        return rule
+
+    def def_effectful_abstract_eval(self, rule):
+        # The rule returns (avals, effects); numjax tracks no effects, so it keeps the avals.
+        abstract_eval_rules[self] = lambda *avals, **params: rule(*avals, **params)[0]
+        return rule
+
+    impl = property(lambda self: impl_rules[self])
 
 
 # ---------------------------------------------------------------- traces
@@ -162,6 +195,21 @@ def new_main(trace_type, global_data=None, dynamic=False):
     finally:
         _dynamic[0] = prev_dynamic
         trace_stack.pop()
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Operations on known values run now, even while jit stages the function around them
+    (JAX's ``jax.ensure_compile_time_eval``); operations on tracers are still staged."""
+    prev_dynamic = _dynamic[0]
+    _dynamic[0] = trace_stack[0]
+    try:
+        yield
+    finally:
+        _dynamic[0] = prev_dynamic
+
+
+eval_context = ensure_compile_time_eval
 
 
 def find_top_trace(xs):
@@ -250,14 +298,24 @@ class Tracer:
     def __setitem__(self, idx, val):
         raise TypeError(IMMUTABLE_MESSAGE.format(type(self).__name__))
 
-    def _tracer_name(self):
-        return type(self).__name__
+    def _short_repr(self):
+        # JAX's tracers print as ``Kind(details)``; each tracer kind overrides the details.
+        return f"{type(self).__name__}({aval_str(self.aval)})"
 
     def __repr__(self):
-        weak = "~" if self.aval.weak_type else ""
-        return f"{self._tracer_name()}<{weak}{self.aval.str_short()}>"
+        return self._short_repr()
 
     __str__ = __repr__
+
+
+def aval_str(aval):
+    """An abstract value as JAX's tracers print it: ``~float32[3]`` (``~`` marks a weak type)."""
+    return ("~" if aval.weak_type else "") + aval.str_short()
+
+
+def value_str(x):
+    """A tracer's payload as JAX's tracers print it: tracers by their short form, values by str()."""
+    return x._short_repr() if isinstance(x, Tracer) else str(x)
 
 
 def raise_not_implemented():
@@ -274,3 +332,12 @@ IMMUTABLE_MESSAGE = (
     "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
     "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
 
+
+def __getattr__(name):
+    # jax.core's jaxpr names; numjax keeps them in numjax.jaxpr, which imports this module.
+    if name in ("eval_jaxpr", "Atom"):
+        from . import jaxpr
+        return jaxpr.eval_jaxpr if name == "eval_jaxpr" else jaxpr.Var | jaxpr.Literal
+    if name == "AbstractValue":
+        return ShapedArray
+    raise AttributeError(f"module 'numjax.core' has no attribute {name!r}")

@@ -141,8 +141,10 @@ def compiled_executable(closed_jaxpr, name="fn"):
     with ``call_arrays(list of ndarrays) -> list of Array`` and ``source``."""
     exe = getattr(closed_jaxpr, "_executable", None)
     if exe is None:
+        from .interpreters import mlir
         from .lowering import compile as lowering_compile
-        exe = lowering_compile.compile_jaxpr(closed_jaxpr, name)
+        # Primitives defined outside numjax with a lower_fun rule compile as that function.
+        exe = lowering_compile.compile_jaxpr(mlir.expand_lowerings(closed_jaxpr), name)
         closed_jaxpr._executable = exe
     return exe
 

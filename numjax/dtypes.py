@@ -7,6 +7,7 @@ their kind.
 """
 import functools
 
+import ml_dtypes
 import numpy as np
 
 from .config import config
@@ -17,16 +18,34 @@ uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.u
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
+# The machine-learning types numpy lacks, from ml_dtypes (as JAX). numpy gives them kind "V"
+# (float8_e5m2 "f"), so code asks ``kind(dtype)`` rather than ``dtype.kind``.
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+_FLOAT8_NAMES = ("float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
+                 "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn")
+(float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
+ float8_e5m2fnuz, float8_e8m0fnu, float4_e2m1fn) = (np.dtype(getattr(ml_dtypes, n)) for n in _FLOAT8_NAMES)
+int2, int4, uint2, uint4 = (np.dtype(getattr(ml_dtypes, n)) for n in ("int2", "int4", "uint2", "uint4"))
+float8_dtypes = frozenset(np.dtype(getattr(ml_dtypes, n)) for n in _FLOAT8_NAMES)
+# Floats narrower than float32 that numjax computes in float32, rounding every result (XLA's CPU
+# backend does the same): what ``lax.low_precision`` and the lowering's storage rewrite handle.
+low_precision_floats = frozenset({bfloat16}) | float8_dtypes
+_INTN_KINDS = {int2: "i", int4: "i", uint2: "u", uint4: "u"}
+
 # Weak categories are strings so they never collide with numpy dtypes.
 _WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
 
 _LATTICE = {
     bool_: [_WEAK_INT],
-    _WEAK_INT: [uint8, int8],
+    _WEAK_INT: [uint8, int8, int4, uint4, int2, uint2],
+    int4: [], uint4: [], int2: [], uint2: [],
     uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64], uint64: [_WEAK_FLOAT],
     int8: [int16], int16: [int32], int32: [int64], int64: [_WEAK_FLOAT],
-    _WEAK_FLOAT: [_WEAK_COMPLEX, float16],
-    float16: [float32], float32: [float64, complex64], float64: [complex128],
+    # bfloat16 and float16 meet at float32; the 8-bit floats (and the sub-byte ints above) sit
+    # alone under the weak category: they combine with Python scalars only (JAX's rule).
+    _WEAK_FLOAT: [_WEAK_COMPLEX, float16, bfloat16, *sorted(float8_dtypes, key=str)],
+    **{d: [] for d in float8_dtypes},
+    float16: [float32], bfloat16: [float32], float32: [float64, complex64], float64: [complex128],
     _WEAK_COMPLEX: [complex64], complex64: [complex128], complex128: [],
 }
 
@@ -50,12 +69,20 @@ def _upper_sets():
 _UPPER = _upper_sets()
 
 
+class TypePromotionError(ValueError):
+    """Operand dtypes with no implicit promotion path (the 8-bit floats, the sub-byte ints)."""
+
+
 def _least_upper_bound(nodes):
     common = frozenset.intersection(*(_UPPER[n] for n in nodes))
     for cand in common:
         if _UPPER[cand] == common:
             return cand
-    raise TypeError(f"no common type for {nodes}")  # unreachable: the lattice has a top
+    named = tuple(n if isinstance(n, str) else n.name for n in nodes)
+    raise TypePromotionError(
+        f"Input dtypes {named} have no available implicit dtype promotion path. 8-bit floats and "
+        "sub-byte integers only combine with their own dtype and Python scalars. Cast the inputs "
+        "explicitly first, e.g. x.astype('float32').")
 
 
 _X32_CANON = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
@@ -89,7 +116,7 @@ def _weak_default(cat):
 def _node(dtype, weak):
     if not weak:
         return dtype
-    kind = dtype.kind
+    kind = _kind(dtype)
     if kind in "iu":
         return _WEAK_INT
     if kind == "f":
@@ -177,31 +204,84 @@ def _is_key_dtype(d):
     return isinstance(d, KeyDtype)
 
 
+_KIND_CLASSES = {"f": (np.floating, np.inexact, np.number, np.generic),
+                  "i": (np.signedinteger, np.integer, np.number, np.generic),
+                  "u": (np.unsignedinteger, np.integer, np.number, np.generic)}
+
+
+def _ml_dtype(x):
+    """The ml_dtypes dtype ``x`` names (a dtype, scalar type, jnp scalar class or string), else None."""
+    if _is_key_dtype(x):
+        return None
+    try:
+        dt = np.dtype(getattr(x, "dtype", x)) if not isinstance(x, str) else np.dtype(x)
+    except TypeError:
+        return None
+    return dt if dt in low_precision_floats or dt in _INTN_KINDS else None
+
+
 def issubdtype(a, b):
     # Key dtypes (key<fry>) sit outside NumPy's hierarchy, under extended/prng_key.
     if _is_key_dtype(a):
         return _is_key_dtype(b) or (isinstance(b, type) and issubclass(prng_key, b))
     if _is_key_dtype(b):
         return False
+    # The ml_dtypes types derive from np.generic only; JAX files them under floating/integer.
+    ml_a = _ml_dtype(a)
+    if ml_a is not None:
+        if isinstance(b, type) and b in _KIND_CLASSES[_kind(ml_a)]:
+            return True
+        return ml_a == _ml_dtype(b)
     return np.issubdtype(a, b)
 
 
+def _kind(dtype):
+    return _INTN_KINDS.get(dtype, "f" if dtype in low_precision_floats else dtype.kind)
+
+
+def kind(dtype):
+    """numpy's kind letter ("b", "i", "u", "f", "c"), with the ml_dtypes floats as "f" and the
+    sub-byte ints as "i"/"u" (numpy says "V" for them)."""
+    return _kind(np.dtype(dtype))
+
+
 def is_float(dtype):
-    return np.dtype(dtype).kind == "f"
+    return kind(dtype) == "f"
 
 
 def is_int(dtype):
-    return np.dtype(dtype).kind in "iu"
+    return kind(dtype) in "iu"
 
 
 def is_inexact(dtype):
-    return np.dtype(dtype).kind in "fc"
+    return kind(dtype) in "fc"
+
+
+def is_low_precision_float(dtype):
+    return np.dtype(dtype) in low_precision_floats
+
+
+def finfo(dtype):
+    """numpy's finfo, also for bfloat16 and the 8-bit floats (ml_dtypes')."""
+    return ml_dtypes.finfo(getattr(dtype, "dtype", dtype))
+
+
+def iinfo(dtype):
+    """numpy's iinfo, also for the sub-byte ints (ml_dtypes')."""
+    return ml_dtypes.iinfo(getattr(dtype, "dtype", dtype))
+
+
+def itemsize_bits(dtype):
+    dt = np.dtype(getattr(dtype, "dtype", dtype))
+    bits = {int2: 2, uint2: 2, int4: 4, uint4: 4, float4_e2m1fn: 4}.get(dt)
+    return bits if bits is not None else 8 * dt.itemsize
 
 
 _SHORT = {"bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
           "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
           "float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16",
-          "complex64": "c64", "complex128": "c128"}
+          "complex64": "c64", "complex128": "c128", "int2": "i2", "int4": "i4", "uint2": "u2",
+          "uint4": "u4", **{n: n.replace("float", "f", 1) for n in _FLOAT8_NAMES}}
 
 
 def short_name(dtype):

@@ -7,6 +7,8 @@ outputs (see ``eval_jaxpr``).
 """
 import collections
 
+import re
+
 import numpy as np
 
 from . import core
@@ -251,6 +253,8 @@ def pp_eqn(eqn, names, indent, used=None):
     args = " ".join(_pp_atom(v, names) for v in eqn.invars)
     outs = " ".join(_pp_binder(v, names) if used is None or v in used else f"_:{v.aval.str_short(True)}"
                     for v in eqn.outvars)
+    # An equation without results (a debug callback) prints as its primitive alone.
+    outs = f"{outs} =" if eqn.outvars else ""
     printer = param_printers.get(eqn.primitive)
     # Params print sorted by name, unless the primitive's printer fixes an order (jit: name first).
     params = printer(eqn.params) if printer else {k: eqn.params[k] for k in sorted(eqn.params)}
@@ -259,7 +263,7 @@ def pp_eqn(eqn, names, indent, used=None):
     has_sub = any(_is_jaxpr(v) or _is_jaxpr_tuple(v) for v in params.values())
     if not has_sub:
         flat = [f"{k}={_pp_param(v)}" for k, v in params.items()]
-        head = f"{pad}{outs} = {eqn.primitive.name}{'[' + ' '.join(flat) + ']' if flat else ''}"
+        head = f"{pad}{outs}{' ' if outs else ''}{eqn.primitive.name}{'[' + ' '.join(flat) + ']' if flat else ''}"
         # Only the bracketed params decide the wrap: the operands after ']' may overhang.
         if len(head) <= WIDTH or not flat:
             return f"{head} {args}"
@@ -282,7 +286,7 @@ def pp_eqn(eqn, names, indent, used=None):
             inner.append(f"{pad}  )")
         else:
             inner.append(f"{pad}  {k}={_pp_param(v)}")
-    return "\n".join([f"{pad}{outs} = {eqn.primitive.name}["] + inner + [f"{pad}] {args}"])
+    return "\n".join([f"{pad}{outs}{' ' if outs else ''}{eqn.primitive.name}["] + inner + [f"{pad}] {args}"])
 
 
 def _pp_eqn_one_line(eqn, names, pad, outs, args, params):
@@ -301,7 +305,7 @@ def _pp_eqn_one_line(eqn, names, pad, outs, args, params):
         else:
             parts.append(f"{k}={_pp_param(v)}")
     else:
-        head = f"{pad}{outs} = {eqn.primitive.name}[{' '.join(parts)}]"
+        head = f"{pad}{outs}{' ' if outs else ''}{eqn.primitive.name}[{' '.join(parts)}]"
         if len(head) <= WIDTH:
             return f"{head} {args}"
     names.names, names.fresh = saved
@@ -348,7 +352,11 @@ def _pp_param(v):
         return "[" + ", ".join(_pp_param(x) for x in v) + "]"
     if isinstance(v, core.Primitive):
         return v.name
-    return str(v)
+    # Object addresses (a callback's function) are masked, so a jaxpr prints the same each run.
+    return _ADDRESS.sub(lambda m: " at 0x" + "X" * len(m.group(1)), str(v))
+
+
+_ADDRESS = re.compile(r" at 0x([0-9a-fA-F]+)")
 
 
 # Primitives whose params print differently from how they are stored.

@@ -43,7 +43,7 @@ def _canonical_shape(shape):
 
 def _float_dtype(name, dtype):
     dt = dtypes.canonicalize_dtype(np.dtype(float if dtype is None else dtype))
-    if dt.kind != "f":
+    if dtypes.kind(dt) != "f":
         raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dt}")
     return dt
 
@@ -159,7 +159,7 @@ def fold_in(key, data):
 def bits(key, shape=(), dtype=None):
     base, _ = check_prng_key("bits", key)
     dt = dtypes.canonicalize_dtype(np.dtype(np.uint32 if dtype is None else dtype))
-    if dt.kind != "u":
+    if dtypes.kind(dt) != "u":
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dt}")
     return _random_bits(base, dt.itemsize * 8, _canonical_shape(shape))
 
@@ -176,7 +176,7 @@ def _uniform(base, shape, dtype, minval=0.0, maxval=1.0):
     _check_shape("uniform", shape)
     minval = lax.broadcast_to_rank(_as_float(minval, dtype), len(shape))
     maxval = lax.broadcast_to_rank(_as_float(maxval, dtype), len(shape))
-    finfo = np.finfo(dtype)
+    finfo = dtypes.finfo(dtype)
     nbits, nmant = finfo.bits, finfo.nmant
     rng_bits = 8 if nmant < 8 else nbits
     uint = UINT_DTYPES[nbits]
@@ -186,16 +186,20 @@ def _uniform(base, shape, dtype, minval=0.0, maxval=1.0):
     float_bits = lax.bitwise_or(lax.shift_right_logical(rbits, _c(rng_bits - nmant, uint)),
                                 _c(np.array(1.0, dtype).view(uint), uint))
     floats = lax.sub(lax.bitcast_convert_type(float_bits, dtype), _c(1.0, dtype))
-    return lax.max(minval, lax.reshape(mul_add(floats, lax.sub(maxval, minval), minval), shape))
+    span = lax.sub(maxval, minval)
+    # XLA contracts the float32 form into one FMA; bfloat16's float32 detour rounds in between.
+    scaled = (lax.add(lax.mul(floats, span), minval) if dtypes.is_low_precision_float(dtype)
+              else mul_add(floats, span, minval))
+    return lax.max(minval, lax.reshape(scaled, shape))
 
 
 def normal(key, shape=(), dtype=None):
     base, _ = check_prng_key("normal", key)
     shape = _canonical_shape(shape)
     dt = dtypes.canonicalize_dtype(np.dtype(float if dtype is None else dtype))
-    if dt.kind not in "fc":
+    if dtypes.kind(dt) not in "fc":
         raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, got {dt}")
-    if dt.kind == "c":
+    if dtypes.kind(dt) == "c":
         real = np.zeros((), dt).real.dtype
         k_re, k_im = _split2(base)
         re = lax.convert_element_type(_normal_real(k_re, shape, real), dt)
@@ -234,7 +238,7 @@ def bernoulli(key, p=np.float32(0.5), shape=None, mode="low"):
     base, _ = check_prng_key("bernoulli", key)
     dtype = dtypes.dtype_and_weak(p)[0] if not hasattr(p, "dtype") else p.dtype
     dtype = dtypes.canonicalize_dtype(dtype)
-    if dtype.kind != "f":
+    if dtypes.kind(dtype) != "f":
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype}.")
     p = lax.convert_element_type(jnp.asarray(p), dtype)
     shape = np.shape(p) if shape is None else _canonical_shape(shape)
@@ -242,7 +246,7 @@ def bernoulli(key, p=np.float32(0.5), shape=None, mode="low"):
     if mode == "high":
         both = _uniform(base, (2, *shape), dtype)
         u1, u2 = both[0], both[1]
-        u2 = u2 * _c(2.0 ** -np.finfo(dtype).nmant, dtype)
+        u2 = u2 * _c(2.0 ** -dtypes.finfo(dtype).nmant, dtype)
         return lax.lt(u2, lax.sub(p, u1)) if np.shape(p) == shape else u2 < p - u1
     return _uniform(base, shape, dtype) < p
 
@@ -261,14 +265,14 @@ def laplace(key, shape=(), dtype=None):
     base, _ = check_prng_key("laplace", key)
     dtype = _float_dtype("laplace", dtype)
     u = _uniform(base, _canonical_shape(shape), dtype,
-                 -1.0 + float(np.finfo(dtype).epsneg), 1.0)
+                 -1.0 + float(dtypes.finfo(dtype).epsneg), 1.0)
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
 def logistic(key, shape=(), dtype=None):
     base, _ = check_prng_key("logistic", key)
     dtype = _float_dtype("logistic", dtype)
-    x = _uniform(base, _canonical_shape(shape), dtype, float(np.finfo(dtype).tiny), 1.0)
+    x = _uniform(base, _canonical_shape(shape), dtype, float(dtypes.finfo(dtype).tiny), 1.0)
     return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
@@ -282,7 +286,7 @@ def gumbel(key, shape=(), dtype=None, mode=None):
 
 
 def _gumbel(base, shape, dtype, mode):
-    info = np.finfo(dtype)
+    info = dtypes.finfo(dtype)
     if mode == "highest":
         raise NotImplementedError("gumbel mode='highest' needs lax.clz, which numjax lacks")
     if mode == "high":
@@ -296,7 +300,7 @@ def _gumbel(base, shape, dtype, mode):
 def cauchy(key, shape=(), dtype=None):
     base, _ = check_prng_key("cauchy", key)
     dtype = _float_dtype("cauchy", dtype)
-    u = _uniform(base, _canonical_shape(shape), dtype, float(np.finfo(dtype).eps), 1.0)
+    u = _uniform(base, _canonical_shape(shape), dtype, float(dtypes.finfo(dtype).eps), 1.0)
     return lax.tan(lax.mul(_const(u, np.pi), lax.sub(u, _const(u, 0.5))))
 
 
@@ -363,11 +367,11 @@ def wald(key, mean, shape=None, dtype=None):
 def geometric(key, p, shape=None, dtype=None):
     base, _ = check_prng_key("geometric", key)
     dtype = dtypes.canonicalize_dtype(np.dtype(int if dtype is None else dtype))
-    if dtype.kind not in "iu":
+    if dtypes.kind(dtype) not in "iu":
         raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dtype}")
     shape = _broadcast_shapes("geometric", shape, p)
     p = jnp.asarray(p)
-    if p.dtype.kind != "f":
+    if dtypes.kind(p.dtype) != "f":
         p = p.astype(dtypes.default_float_dtype())
     u = _uniform(base, shape, p.dtype)
     u = jnp.where(u == 0, 1, u)
@@ -427,7 +431,7 @@ def _clip_to(val, dtype):
 def randint(key, shape, minval, maxval, dtype=None):
     base, _ = check_prng_key("randint", key)
     dtype = dtypes.canonicalize_dtype(np.dtype(int if dtype is None else dtype))
-    if dtype.kind not in "iu":
+    if dtypes.kind(dtype) not in "iu":
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
     shape = _canonical_shape(shape)
     info = np.iinfo(dtype)
@@ -442,9 +446,9 @@ def randint(key, shape, minval, maxval, dtype=None):
 def _randint(base, minval, maxval, shape, dtype):
     _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
     minval, maxval = jnp.asarray(minval), jnp.asarray(maxval)
-    if minval.dtype.kind not in "iu":
+    if dtypes.kind(minval.dtype) not in "iu":
         minval = minval.astype(dtypes.default_int_dtype())
-    if maxval.dtype.kind not in "iu":
+    if dtypes.kind(maxval.dtype) not in "iu":
         maxval = maxval.astype(dtypes.default_int_dtype())
     maxval_out_of_range = lax.gt(maxval, _clip_to(_c(np.iinfo(dtype).max, dtype), maxval.dtype))
     minval = lax.broadcast_to_rank(_clip_to(minval, dtype), len(shape))
@@ -486,7 +490,7 @@ def permutation(key, x, axis=0, independent=False):
     base, _ = check_prng_key("permutation", key)
     axis = _canonical_axis(axis, np.ndim(x) or 1)
     if not np.ndim(x):
-        if np.dtype(dtypes.dtype_and_weak(x)[0] if not hasattr(x, "dtype") else x.dtype).kind not in "iu":
+        if dtypes.kind(dtypes.dtype_and_weak(x)[0] if not hasattr(x, "dtype") else x.dtype) not in "iu":
             raise TypeError("x must be an integer or at least 1-dimensional")
         n = core.concrete_or_error(int, x, "argument x of jax.random.permutation()") \
             if hasattr(core, "concrete_or_error") else int(x)
@@ -534,7 +538,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
                 else perm[(slice(None),) * axis + (slice(n_draws),)]
     else:
         p_arr = jnp.asarray(p)
-        if p_arr.dtype.kind != "f":
+        if dtypes.kind(p_arr.dtype) != "f":
             p_arr = p_arr.astype(dtypes.default_float_dtype())
         if p_arr.shape != (n_inputs,):
             raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
@@ -635,7 +639,7 @@ def _gamma_grad(sample, a, log_space):
     """d sample / d alpha by implicit differentiation of the CDF (lax.random_gamma_grad)."""
     if log_space:
         x = lax.exp(sample)
-        x = lax.select(lax.eq(x, _const(x, 0)), _full_like(x, np.finfo(x.dtype).tiny), x)
+        x = lax.select(lax.eq(x, _const(x, 0)), _full_like(x, dtypes.finfo(x.dtype).tiny), x)
         return lax.random_gamma_grad(a, x) / x
     return lax.random_gamma_grad(a, sample)
 
@@ -917,7 +921,7 @@ def binomial(key, n, p, shape=None, dtype=None):
     else:
         shape = _canonical_shape(shape)
         _check_shape("binomial", shape, np.shape(count), np.shape(prob))
-    if prob.dtype.kind != "f":
+    if dtypes.kind(prob.dtype) != "f":
         prob = prob.astype(dtypes.default_float_dtype())
     count = jnp.broadcast_to(lax.convert_element_type(count, prob.dtype), shape)
     prob = jnp.broadcast_to(prob, shape)
@@ -933,7 +937,7 @@ def binomial(key, n, p, shape=None, dtype=None):
     count_inv = lax.select(use_inversion, count, _full_like(count, 0.0))
     count_btrs = lax.select(use_inversion, _full_like(count, 10000.0), count)
     q_btrs = lax.select(use_inversion, _full_like(q, 0.5), q)
-    max_iters = np.finfo(dtype).max
+    max_iters = dtypes.finfo(dtype).max
     samples = lax.select(use_inversion,
                          _binomial_inversion(base, count_inv, q, shape, dtype, max_iters),
                          _btrs(base, count_btrs, q_btrs, shape, dtype, max_iters))
@@ -951,9 +955,9 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     if method not in {"svd", "eigh", "cholesky"}:
         raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
     mean, cov = jnp.asarray(mean), jnp.asarray(cov)
-    if mean.dtype.kind != "f" or cov.dtype.kind != "f":
+    if dtypes.kind(mean.dtype) != "f" or dtypes.kind(cov.dtype) != "f":
         common = dtypes.promote_types(mean.dtype, cov.dtype)
-        common = common if np.dtype(common).kind == "f" else dtypes.default_float_dtype()
+        common = common if dtypes.kind(common) == "f" else dtypes.default_float_dtype()
         mean, cov = mean.astype(common), cov.astype(common)
     elif mean.dtype != cov.dtype:
         common = dtypes.promote_types(mean.dtype, cov.dtype)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .api import SingleDeviceSharding
 
-__all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
+__all__ = ["AbstractMesh", "AxisType", "get_abstract_mesh", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
            "SingleDeviceSharding", "replicated_sharding"]
 
 
@@ -84,6 +84,27 @@ class NamedSharding(Sharding):
 
 
 EMPTY_MESH = Mesh([], ())
+
+
+class AbstractMesh:
+    """A mesh's axis names and sizes, without devices."""
+
+    def __init__(self, axis_sizes, axis_names, axis_types=None):
+        self.axis_sizes, self.axis_names = tuple(axis_sizes), tuple(axis_names)
+        self.axis_types = tuple(axis_types) if axis_types is not None else \
+            (AxisType.Auto,) * len(self.axis_names)
+
+    shape = property(lambda self: dict(zip(self.axis_names, self.axis_sizes)))
+    empty = property(lambda self: not self.axis_names)
+    size = property(lambda self: int(np.prod(self.axis_sizes, dtype=np.int64)))
+
+    def __repr__(self):
+        return f"AbstractMesh({self.shape})"
+
+
+def get_abstract_mesh():
+    """The mesh set by ``jax.set_mesh``; numjax sets none, so it is the empty mesh."""
+    return AbstractMesh((), ())
 
 
 def replicated_sharding(ndim):

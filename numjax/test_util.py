@@ -6,7 +6,7 @@ Higher orders apply the same checks to the derivative maps themselves.
 """
 import numpy as np
 
-from . import tree_util
+from . import dtypes, tree_util
 from .ad_api import jvp, vjp
 from .dtypes import canonicalize_dtype
 
@@ -22,7 +22,7 @@ def _tol(trees, given):
     if given is not None:
         return given
     # a Python float argument computes in float32 unless x64 is on: its tolerance too
-    dts = [canonicalize_dtype(x.dtype) for t in trees for x in _leaves(t) if x.dtype.kind == "f"]
+    dts = [canonicalize_dtype(x.dtype) for t in trees for x in _leaves(t) if dtypes.kind(x.dtype) == "f"]
     return max((_GRAD_TOL.get(d, 1e-5) for d in dts), default=1e-5)
 
 
@@ -32,7 +32,7 @@ def _random_like(tree, rng):
 
 def _random_leaf(x, rng):
     from .array import Array
-    if x.dtype.kind not in "fc":
+    if dtypes.kind(x.dtype) not in "fc":
         return Array(np.zeros(x.shape, np.float32), False)
     return Array(rng.standard_normal(x.shape).astype(canonicalize_dtype(x.dtype)), False)
 
@@ -40,7 +40,7 @@ def _random_leaf(x, rng):
 def _axpy(a, x, y):
     def leaf(u, v):
         v = np.asarray(v)
-        if v.dtype.kind not in "fc":
+        if dtypes.kind(v.dtype) not in "fc":
             return v          # integer/bool inputs are not perturbed (their tangents are zero)
         return (v + a * np.asarray(u).astype(v.dtype)).astype(v.dtype)
     return tree_util.tree_map(leaf, x, y)
@@ -67,7 +67,7 @@ def _assert_close(actual, expected, atol, rtol, what):
 def _eps_for(args, eps):
     if eps is not None:
         return eps
-    dts = [canonicalize_dtype(x.dtype) for x in _leaves(args) if x.dtype.kind == "f"]
+    dts = [canonicalize_dtype(x.dtype) for x in _leaves(args) if dtypes.kind(x.dtype) == "f"]
     return max((_EPS.get(d, 1e-4) for d in dts), default=1e-4)
 
 

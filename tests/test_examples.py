@@ -4,6 +4,7 @@ Scripts that take more than ~15 s here (most of it Numba compiling on a cold
 cache) are marked slow. Beyond the exit status, a few outputs are checked:
 the MLP's loss falls, and the PRNG example prints JAX's key bits.
 """
+import importlib.util
 import os
 import re
 import subprocess
@@ -15,11 +16,15 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
 SLOW = {"quickstart.py", "ode_scan.py"}   # ~20-30 s warm, more on a cold Numba cache
+# Plain JAX scripts using other libraries: run with `python -m numjax`, skipped where a
+# library is not installed (tests/compat/test_ecosystem_vs_jax.py compares them with JAX).
+LIBRARY_SCRIPTS = {"flax_mlp.py": ("flax", "optax"), "equinox_mlp.py": ("equinox", "optax")}
 
 
 def _run(script):
     env = dict(os.environ, PYTHONPATH=str(EXAMPLES.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, str(EXAMPLES / script)], capture_output=True, text=True,
+    runner = ["-m", "numjax"] if script in LIBRARY_SCRIPTS else []
+    proc = subprocess.run([sys.executable, *runner, str(EXAMPLES / script)], capture_output=True, text=True,
                           timeout=600, cwd=EXAMPLES.parent, env=env)
     assert proc.returncode == 0, \
         f"{script} exited with {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
@@ -28,6 +33,9 @@ def _run(script):
 
 @pytest.mark.parametrize("script", [pytest.param(s, marks=pytest.mark.slow) if s in SLOW else s for s in SCRIPTS])
 def test_example_runs(script):
+    missing = [m for m in LIBRARY_SCRIPTS.get(script, ()) if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"{script} needs {', '.join(missing)}, not installed here")
     proc = _run(script)
     assert proc.stdout.strip(), f"{script} printed nothing"
     CHECKS.get(script, lambda out, err: None)(proc.stdout, proc.stderr)

@@ -177,7 +177,7 @@ def test_traced_shape_error():
     with pytest.raises(TypeError) as info:
         jax.jit(f)(3)
     assert str(info.value).startswith(
-        "Shapes must be 1D sequences of concrete values of integer type, got (JitTracer<~int32[]>,).\n"
+        "Shapes must be 1D sequences of concrete values of integer type, got (JitTracer(~int32[]),).\n"
         "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions.\n"
         "The error occurred while tracing the function f at ")
     assert str(info.value).endswith("for jit. This concrete value was not available in Python because "

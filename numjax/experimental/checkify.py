@@ -1,43 +1,30 @@
-"""numjax.experimental.checkify: user checks (``check``/``checkify``) on concrete values.
+"""numjax.experimental.checkify: run-time checks that work under jit, vmap, grad and loops.
 
-Only eager (concrete) predicates are supported: a ``check`` on a traced value raises
-NotImplementedError instead of silently passing, because numjax does not yet thread an
-error value through jit/vmap as JAX's checkify does.
+``check(pred, msg, *fmt_args, **fmt_kwargs)`` records a failure where ``pred`` is False.
+Eagerly it raises ``JaxRuntimeError`` at once; inside a staged function it is an effect
+(``check_p``) that a compiled program cannot perform, so ``checkify(f)`` *functionalizes*
+it: ``checkify(f)(*args)`` returns ``(Error, out)``, the error being an ordinary pytree value
+(``jit(checkify(f))`` returns it) whose ``get()`` is the first failure's message.
+``errors=`` also enables automatic checks (NaNs, division by zero, out-of-bounds indices).
+The interpreter is ``checkify_interpreter``; the error values are ``checkify_errors``.
 """
-import contextlib
-
 import numpy as np
 
-from .. import core
+from .. import core, tree_util
+from ..array import Array
+from ..interpreters import partial_eval as pe
+from . import checkify_automatic  # noqa: F401  (registers the automatic checks)
+from .checkify_errors import (BatchedError, DivisionByZeroError, Error, ErrorEffect, FailedCheckError,
+                              JaxException, JaxRuntimeError, NaNError, OOBError, assert_func, init_error)
+from .checkify_interpreter import check_error_value, check_p, checkify_jaxpr
 
 __all__ = ["Error", "ErrorCategory", "FailedCheckError", "JaxRuntimeError", "all_checks",
-           "automatic_checks", "check", "check_error", "checkify", "div_checks",
-           "float_checks", "index_checks", "nan_checks", "user_checks"]
+           "automatic_checks", "check", "check_error", "checkify", "debug_check", "div_checks",
+           "float_checks", "index_checks", "nan_checks", "user_checks", "NaNError", "OOBError",
+           "DivisionByZeroError", "JaxException", "BatchedError", "ErrorEffect", "check_p",
+           "init_error"]
 
-
-class JaxRuntimeError(ValueError):
-    """A failed check (as in JAX, a ValueError, unlike ``jax.errors.JaxRuntimeError``)."""
-
-
-class ErrorCategory:
-    """Base of the error kinds ``checkify(errors=...)`` selects."""
-
-
-class FailedCheckError(ErrorCategory):
-    pass
-
-
-class NaNError(ErrorCategory):
-    pass
-
-
-class OOBError(ErrorCategory):
-    pass
-
-
-class DivisionByZeroError(ErrorCategory):
-    pass
-
+ErrorCategory = type   # JAX's alias: an error category is one of the exception classes
 
 user_checks = frozenset({FailedCheckError})
 nan_checks = frozenset({NaNError})
@@ -48,66 +35,60 @@ automatic_checks = float_checks | index_checks
 all_checks = automatic_checks | user_checks
 
 
-class Error:
-    """The outcome of a checkified call: ``get()`` is the first failure message or None."""
+def checkify(f, errors=user_checks):
+    """``f`` returning ``(Error, out)``: its checks (and the enabled automatic checks) are
+    recorded in the error instead of raised."""
+    errors = frozenset(errors)
 
-    def __init__(self, message=None):
-        self._message = message
+    def checked_fun(*args, **kwargs):
+        # The arguments are closed over, as JAX does, so non-array arguments stay Python values.
+        out_tree = []
 
-    def get(self):
-        return self._message
-
-    def throw(self):
-        if self._message is not None:
-            raise JaxRuntimeError(self._message)
-
-    def __repr__(self):
-        return f"Error({self._message!r})"
-
-
-_collectors = []  # failure lists of the enclosing checkify calls, innermost last
-
-
-def _format(msg, args, kwargs):
-    values = [np.asarray(a) for a in args]
-    named = {k: np.asarray(v) for k, v in kwargs.items()}
-    return msg.format(*values, **named)
+        def flat_fun():
+            leaves, treedef = tree_util.tree_flatten(f(*args, **kwargs))
+            out_tree.append(treedef)
+            return leaves
+        closed = pe.trace_to_jaxpr(flat_fun, [])
+        error, outs = checkify_jaxpr(closed.jaxpr, closed.consts, errors, init_error)
+        return error, tree_util.tree_unflatten(out_tree[-1], outs)
+    checked_fun.__name__ = f"checkify({getattr(f, '__name__', 'fun')})"
+    checked_fun.__wrapped__ = f
+    return checked_fun
 
 
-def check(pred, msg, *fmt_args, **fmt_kwargs):
-    """Fail with ``msg`` (formatted with the args) where ``pred`` is False."""
-    if isinstance(pred, core.Tracer):
-        raise NotImplementedError(
-            "numjax.experimental.checkify.check: the predicate is a traced value; numjax only "
-            "supports checks on concrete values (call it outside jit/vmap)")
-    if bool(np.all(np.asarray(pred))):
-        return
-    message = _format(msg, fmt_args, fmt_kwargs) + " (`check` failed)"
-    if not _collectors:
-        raise JaxRuntimeError(message)
-    if not _collectors[-1]:
-        _collectors[-1].append(message)
+def check(pred, msg, *fmt_args, debug=False, **fmt_kwargs):
+    """Fail with ``msg.format(*fmt_args, **fmt_kwargs)`` where the scalar bool ``pred`` is False.
+    The format arguments are arrays (traced ones too): the message shows their run-time values."""
+    _check(pred, msg, debug, fmt_args, fmt_kwargs)
+
+
+def debug_check(pred, msg, *fmt_args, **fmt_kwargs):
+    """A ``check`` that only fails under ``checkify``; elsewhere it does nothing."""
+    _check(pred, msg, True, fmt_args, fmt_kwargs)
+
+
+def _check(pred, msg, debug, fmt_args, fmt_kwargs):
+    from .. import numpy as jnp
+    if not _is_scalar_pred(pred):
+        raise TypeError(f"{'debug_check' if debug else 'check'} takes a scalar pred as argument, got {pred}")
+    for arg in tree_util.tree_leaves((fmt_args, fmt_kwargs)):
+        if not isinstance(arg, (Array, core.Tracer, np.ndarray)):
+            raise TypeError("Formatting arguments to checkify.check need to be PyTrees of arrays, but "
+                            f"got {arg!r} of type {type(arg)}.")
+    new_error = FailedCheckError(None, msg, *fmt_args, **fmt_kwargs)
+    error = assert_func(init_error, jnp.logical_not(pred), new_error)
+    check_error_value(error, debug=debug)
+
+
+def _is_scalar_pred(pred):
+    if isinstance(pred, bool):
+        return True
+    return (isinstance(pred, (Array, core.Tracer)) and core.get_aval(pred).shape == ()
+            and core.get_aval(pred).dtype == np.bool_)
 
 
 def check_error(error):
-    """Raise the error ``error`` carries, if any."""
-    error.throw()
-
-
-@contextlib.contextmanager
-def _collect():
-    failures = []
-    _collectors.append(failures)
-    try:
-        yield failures
-    finally:
-        _collectors.pop()
-
-
-def checkify(fun, errors=user_checks):
-    """Return ``fun`` as ``(Error, out)``: the first failed user check is returned, not raised."""
-    def checked(*args, **kwargs):
-        with _collect() as failures:
-            out = fun(*args, **kwargs)
-        return Error(failures[0] if failures else None), out
-    return checked
+    """Raise the failure ``error`` holds, if any; under ``checkify`` it is recorded again."""
+    if not isinstance(error, Error):
+        raise TypeError(f"check_error takes an Error as argument, got type {type(error)} instead.")
+    check_error_value(error)

@@ -12,7 +12,7 @@ jaxpr), then vjp = transposition of that jaxpr (``backward_pass``).
 """
 import numpy as np
 
-from .. import core
+from .. import core, dtypes
 from ..jaxpr import Jaxpr, Literal
 from . import partial_eval as pe
 
@@ -30,6 +30,13 @@ class Zero:
     def __repr__(self):
         return f"Zero({self.aval.str_short()})"
 
+    @staticmethod
+    def from_primal_value(val):
+        return Zero(core.get_aval(val).to_tangent_aval())
+
+    def instantiate(self):
+        return zeros_like_aval(self.aval)
+
 
 class UndefinedPrimal:
     """A linear input of an equation being transposed."""
@@ -46,17 +53,17 @@ def is_undefined(x):
 def zeros_like_aval(aval):
     from .. import lax
     from ..array import Array
-    zero = Array(np.zeros((), _tangent_dtype(aval.dtype)), False)
+    zero = Array(np.zeros((), _tangent_dtype(aval.dtype)), aval.weak_type and dtypes.kind(aval.dtype) in "fc")
     return lax.broadcast(zero, aval.shape) if aval.shape else zero
 
 
 def _is_float(x):
-    return core.get_aval(x).dtype.kind in "fc"
+    return dtypes.kind(core.get_aval(x).dtype) in "fc"
 
 
 def _tangent_dtype(dtype):
     # Integer and bool values have float0 tangents in JAX; numjax uses float32 zeros.
-    return dtype if np.dtype(dtype).kind in "fc" else np.dtype(np.float32)
+    return dtype if dtypes.kind(dtype) in "fc" else np.dtype(np.float32)
 
 
 def instantiate(t):
@@ -91,6 +98,14 @@ class JVPTracer(core.Tracer):
         p = self.primal
         return p._concrete_value() if isinstance(p, core.Tracer) else p
 
+    def _short_repr(self):
+        # Under grad/linearize/vjp the tangent is staged, so JAX shows only its type there.
+        primal = core.value_str(self.primal)
+        if self._trace.main.global_data == "linearize":
+            tangent = core.get_aval(self.tangent) if type(self.tangent) is not Zero else self.tangent.aval
+            return f"GradTracer(primal={primal}, typeof(tangent)={tangent.str_short(short_dtypes=True)})"
+        return f"JVPTracer(primal={primal}, tangent={core.value_str(self.tangent)})"
+
 
 class JVPTrace(core.Trace):
     def pure(self, val):
@@ -115,8 +130,8 @@ class JVPTrace(core.Trace):
         return JVPTracer(self, primal_out, tangent_out)
 
 
-def jvp_flat(fun, primals, tangents, instantiate_zeros=True):
-    with core.new_main(JVPTrace) as main:
+def jvp_flat(fun, primals, tangents, instantiate_zeros=True, linearize=False):
+    with core.new_main(JVPTrace, "linearize" if linearize else None) as main:
         trace = JVPTrace(main)
         # Integer and bool inputs are not differentiable: their tangents are symbolic zeros
         # (JAX's float0), whatever value the caller passed.
@@ -139,7 +154,7 @@ def linearize_flat(fun, primals):
     out_count = []
 
     def fun_jvp(*args):
-        primals_out, tangents_out = jvp_flat(fun, args[:n], args[n:])
+        primals_out, tangents_out = jvp_flat(fun, args[:n], args[n:], linearize=True)
         out_count.append(len(primals_out))
         trace = _current_pe_trace(args)
         return list(primals_out) + [trace.instantiate_const(trace.full_raise(t)) for t in tangents_out]
@@ -153,7 +168,10 @@ def linearize_flat(fun, primals):
 
 
 def _tangent_aval(aval):
-    return core.ShapedArray(aval.shape, _tangent_dtype(aval.dtype), False)
+    # A float tangent keeps its primal's weak type (as JAX's do): transposing the cast that
+    # promoted a weak input then hands back a weak cotangent.
+    weak = aval.weak_type and dtypes.kind(aval.dtype) in "fc"
+    return core.ShapedArray(aval.shape, _tangent_dtype(aval.dtype), weak)
 
 
 def _current_pe_trace(args):
@@ -263,14 +281,29 @@ def defjvp_zero(primitive):
     jvp_rules[primitive] = rule
 
 
-def deflinear(primitive, transpose_rule):
-    """A primitive linear in all its arguments: its JVP is itself applied to the tangents."""
+def deflinear2(primitive, transpose_rule):
+    """A primitive linear in all its arguments: its JVP is itself applied to the tangents;
+    ``transpose_rule(ct, *invals, **params)`` is its transpose rule (JAX's ``deflinear2``)."""
     def rule(primals, tangents, **params):
         primal_out = primitive.bind(*primals, **params)
         tangent_out = primitive.bind(*map(instantiate, tangents), **params)
         return primal_out, tangent_out
     jvp_rules[primitive] = rule
     transpose_rules[primitive] = transpose_rule
+
+
+def deflinear(primitive, transpose_rule):
+    """As ``deflinear2``, with JAX's ``deflinear`` convention: ``transpose_rule(ct, **params)``
+    sees no operands (a linear map's transpose does not depend on them)."""
+    def transpose(ct, *invals, **params):
+        if type(ct) is Zero:
+            return [Zero(_tangent_aval(_aval_of(x))) for x in invals]
+        return transpose_rule(ct, **params)
+    deflinear2(primitive, transpose)
+
+
+def _aval_of(x):
+    return x.aval if is_undefined(x) else core.get_aval(x)
 
 
 # ---------------------------------------------------------------- jaxpr-level helpers
@@ -283,7 +316,7 @@ def jvp_jaxpr(jaxpr, nonzero):
     in_avals = [v.aval for v in jaxpr.invars]
     t_avals = [_tangent_aval(a) for a, nz in zip(in_avals, nonzero) if nz]
     n = len(in_avals)
-    out_inexact = [v.aval.dtype.kind in "fc" for v in jaxpr.outvars]
+    out_inexact = [dtypes.kind(v.aval.dtype) in "fc" for v in jaxpr.outvars]
 
     def fun(*args):
         primals, ts = args[:n], iter(args[n:])
@@ -350,3 +383,22 @@ def transpose_closed_jaxpr(closed, linear, ct_avals):
         res, cts = args[:len(nonlinear)], args[len(nonlinear):]
         return [instantiate(ct) for ct in backward_pass(body, list(closed.consts) + list(res), list(cts))]
     return pe.trace_to_jaxpr(fun, [v.aval for v in nonlinear] + list(ct_avals))
+
+
+# ---------------------------------------------------------------- JAX's public names
+# ``jax.interpreters.ad`` is this module: JAX's tables are numjax's tables (same rule
+# signatures), so a rule registered through either name is the one differentiation uses.
+
+primitive_jvps = jvp_rules
+primitive_transposes = transpose_rules
+is_undefined_primal = is_undefined
+instantiate_zeros = instantiate
+add_jaxvals = add_tangents
+
+
+def get_primitive_transpose(primitive):
+    try:
+        return transpose_rules[primitive]
+    except KeyError:
+        raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for "
+                                  f"'{primitive.name}' not implemented") from None

@@ -30,12 +30,13 @@ class BatchTracer(core.Tracer):
     def full_lower(self):
         return core.full_lower(self.val) if self.batch_dim is not_mapped else self
 
-    def _tracer_name(self):
-        return "BatchTracer"
+    def _short_repr(self):
+        return f"VmapTracer(aval={core.aval_str(self.aval)}, batched={core.aval_str(core.get_aval(self.val))})"
 
 
 class AxisData:
     __slots__ = ("size", "name")
+    spmd_name = explicit_mesh_axis = None   # JAX's AxisData has these; numjax has no meshes
 
     def __init__(self, size, name):
         self.size, self.name = size, name
@@ -192,3 +193,53 @@ def _batched_avals(avals, size, dims):
 def needs_axis(rule):
     rule.needs_axis = True
     return rule
+
+
+# ---------------------------------------------------------------- JAX's public tables
+# ``jax.interpreters.batching`` is this module. JAX's ``primitive_batchers`` rules have this
+# module's signature, so that table is ``batch_rules`` itself. The two other conventions JAX
+# accepts are adapted as they are registered; like JAX's, those rules also see calls whose
+# operands are all unbatched.
+
+primitive_batchers = batch_rules
+
+
+class _AdaptingTable:
+    """A write-mostly view of ``batch_rules`` storing rules of another signature, adapted."""
+
+    def __init__(self, adapt):
+        self._adapt = adapt
+
+    def __setitem__(self, prim, rule):
+        wrapped = needs_axis(self._adapt(rule))
+        wrapped.always = True
+        batch_rules[prim] = wrapped
+
+    def __delitem__(self, prim):
+        del batch_rules[prim]
+
+    def __contains__(self, prim):
+        return prim in batch_rules
+
+
+def _from_axis_rule(rule):
+    # rule(axis_size, axis_name, trace_type, vals, dims, **params)
+    return lambda vals, dims, *, axis_data, **params: rule(axis_data.size, axis_data.name, None,
+                                                            vals, dims, **params)
+
+
+def _from_fancy_rule(rule):
+    # rule(axis_data, vals, dims, **params)
+    return lambda vals, dims, *, axis_data, **params: rule(axis_data, vals, dims, **params)
+
+
+axis_primitive_batchers = _AdaptingTable(_from_axis_rule)
+fancy_primitive_batchers = _AdaptingTable(_from_fancy_rule)
+
+
+def broadcast(x, size, axis, mesh_axis=None):
+    """``x`` with a new axis of ``size`` at ``axis`` (JAX's ``batching.broadcast``)."""
+    from .. import lax
+    aval = core.get_aval(x)
+    shape = aval.shape[:axis] + (size,) + aval.shape[axis:]
+    return lax.broadcast_in_dim(x, shape, [i for i in range(len(shape)) if i != axis])

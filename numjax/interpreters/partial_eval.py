@@ -14,16 +14,17 @@ from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
 
 class JitTracer(core.Tracer):
-    __slots__ = ("aval_", "var", "const")
+    # ``jaxpr_var``, not ``var``: a tracer must leave Array method names (x.var()) free.
+    __slots__ = ("aval_", "jaxpr_var", "const")
 
     def __init__(self, trace, aval, var, const=None):
-        self._trace, self.aval_, self.var, self.const = trace, aval, var, const
+        self._trace, self.aval_, self.jaxpr_var, self.const = trace, aval, var, const
 
     aval = property(lambda self: self.aval_)
 
     def _origin_msg(self):
         builder = self._trace.main.global_data
-        return builder.describe_origin(self.var)
+        return builder.describe_origin(self.jaxpr_var)
 
 
 class JaxprBuilder:
@@ -56,8 +57,8 @@ class JaxprBuilder:
         if tracer.const is not None and tracer.aval.shape == () and not isinstance(tracer.const, core.Tracer):
             return Literal(_scalar_value(tracer.const, tracer.aval), tracer.aval)
         if tracer.const is not None:
-            self.constvar_vals[tracer.var] = tracer.const
-        return tracer.var
+            self.constvar_vals[tracer.jaxpr_var] = tracer.const
+        return tracer.jaxpr_var
 
     def add_eqn(self, primitive, in_tracers, out_avals, params):
         outvars = [Var(a) for a in out_avals]
@@ -126,11 +127,11 @@ def _used_vars(jaxpr):
 
 def dce_jaxpr(jaxpr):
     """``jaxpr`` without the equations whose results are never read (a new Jaxpr when any
-    is dropped); every primitive here is pure, so this cannot change what it computes."""
+    is dropped); equations of ``effectful_primitives`` (host callbacks, prints) always stay."""
     live = {v for v in jaxpr.outvars if type(v) is Var}
     kept = []
     for eqn in reversed(jaxpr.eqns):
-        if any(v in live for v in eqn.outvars) or eqn.primitive.name in _EFFECTFUL:
+        if any(v in live for v in eqn.outvars) or eqn.primitive in effectful_primitives:
             kept.append(eqn)
             live.update(v for v in eqn.invars if type(v) is Var)
     if len(kept) == len(jaxpr.eqns):
@@ -138,7 +139,8 @@ def dce_jaxpr(jaxpr):
     return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept[::-1])
 
 
-_EFFECTFUL = set()
+# Primitives run for their side effect (io_callback, debug_print): never dead code.
+effectful_primitives = set()
 
 
 class DynamicJaxprTrace(core.Trace):
@@ -222,6 +224,16 @@ class PartialVal:
 
     is_known = property(lambda self: self.const is not None)
 
+    # JAX's PartialVal is the pair (aval or None when known, const or None when unknown).
+    def __iter__(self):
+        return iter((None if self.is_known else self.aval, self.const))
+
+    def get_known(self):
+        return self.const
+
+    def get_aval(self):
+        return self.aval
+
 
 class PETracer(core.Tracer):
     __slots__ = ("pval", "recipe", "__weakref__")
@@ -236,6 +248,12 @@ class PETracer(core.Tracer):
 
     def _concrete_value(self):
         return self.pval.const
+
+    def _short_repr(self):
+        # A known value prints as itself (JAX keeps known primals as plain values).
+        if self.pval.is_known:
+            return core.value_str(self.pval.const)
+        return f"JaxprTracer({core.aval_str(self.aval)})"
 
 
 class _LambdaBinding:
@@ -409,3 +427,22 @@ def partial_eval_jaxpr(jaxpr, unknowns, instantiate, consts=()):
     jaxpr_unk = box["jaxpr_unk"]
     unknown = Jaxpr([], list(jaxpr_unk.constvars) + list(jaxpr_unk.invars), jaxpr_unk.outvars, jaxpr_unk.eqns)
     return known, unknown, box["out_unknowns"], box["num_res"]
+
+
+# ---------------------------------------------------------------- JAX's public names
+# ``jax.interpreters.partial_eval`` is this module. ``fun`` may be a plain callable or a
+# ``jax.extend.linear_util.WrappedFun``; either takes and returns flat lists of values.
+
+def trace_to_jaxpr_dynamic(fun, in_avals, *, keep_inputs=None, lower=False, auto_dce=False):
+    """(jaxpr, out avals, consts) of ``fun`` staged at ``in_avals``."""
+    call = getattr(fun, "call_wrapped", fun)
+    closed = trace_to_jaxpr(lambda *xs: list(call(*xs)), list(in_avals))
+    return closed.jaxpr, closed.out_avals, closed.consts
+
+
+def trace_to_jaxpr_nounits(fun, pvals, instantiate=False):
+    """(jaxpr of the unknown part, out PartialVals, residuals) of ``fun`` on ``pvals``."""
+    call = getattr(fun, "call_wrapped", fun)
+    if instantiate is True or (instantiate and any(instantiate)):
+        raise NotImplementedError("trace_to_jaxpr_nounits(instantiate=...) is not supported")
+    return partial_eval_flat(lambda *xs: list(call(*xs)), list(pvals))

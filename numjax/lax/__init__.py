@@ -12,6 +12,10 @@ from .indexing import (dynamic_index_in_dim, dynamic_slice, dynamic_update_slice
                        scatter_add, scatter_sub, scatter_mul, scatter_min, scatter_max,
                        scatter_apply, ScatterDimensionNumbers)
 from .linalg import dot, dot_general  # noqa: F401
+from .slicing_in_dim import (dynamic_index_in_dim, dynamic_slice_in_dim,  # noqa: F401,F811
+                             dynamic_update_index_in_dim, dynamic_update_slice_in_dim,
+                             index_in_dim, slice_in_dim)
+from .reductions import associative_scan  # noqa: F401
 from ._precision import Precision  # noqa: F401
 from .elementwise import stop_gradient  # noqa: F401
 from .control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,A004
@@ -19,6 +23,9 @@ from .sorting import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .random_bits import *  # noqa: F401,F403
 from .fft import *  # noqa: F401,F403
+from .convolution import *  # noqa: F401,F403
+from .windowed_reductions import *  # noqa: F401,F403
+from . import low_precision  # noqa: F401
 from .parallel import (all_gather, all_to_all, axis_index, pmax, pmean, pmin,  # noqa: F401
                        ppermute, psum, pswapaxes)
 
@@ -31,3 +38,15 @@ def _check_eager_applications():
 
 
 _check_eager_applications()
+
+
+def broadcast_shapes(*shapes):
+    """``lax.broadcast_shapes``: NumPy's broadcast of ``shapes`` (tuples of ints), with JAX's
+    ValueError when there is none.  (``_base.broadcast_shapes`` is the primitives' own,
+    stricter rule; the star imports above would otherwise export it under this name.)"""
+    import numpy as np
+    shapes = [tuple(s) for s in shapes]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None

@@ -93,7 +93,7 @@ def check_same_dtypes(name, avals):
 
 
 def check_dtype_kind(name, aval, kinds, accepted):
-    if aval.dtype.kind not in kinds:
+    if dtypes.kind(aval.dtype) not in kinds:
         raise TypeError(f"{name} does not accept dtype {aval.dtype.name}. Accepted dtypes are "
                         f"subtypes of {accepted}.")
 

@@ -227,7 +227,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     pred_aval = core.get_aval(_leaf(pred))
     if pred_aval.shape != ():
         raise TypeError(f"Pred must be a scalar, got {pred} of shape {pred_aval.shape}.")
-    if pred_aval.dtype != np.bool_ and pred_aval.dtype.kind not in "iuf":
+    if pred_aval.dtype != np.bool_ and dtypes.kind(pred_aval.dtype) not in "iuf":
         raise TypeError(f"Pred type must be either boolean or number, got {pred_aval.dtype.name}.")
     if _eager_python():
         return true_fun(*operands) if bool(pred) else false_fun(*operands)
@@ -248,7 +248,7 @@ def switch(index, branches, *operands):
     idx_aval = core.get_aval(_leaf(index))
     if idx_aval.shape != ():
         raise TypeError(f"Branch index must be scalar, got {index} of shape {idx_aval.shape}.")
-    if idx_aval.dtype.kind not in "iu":
+    if dtypes.kind(idx_aval.dtype) not in "iu":
         raise TypeError(f"Index type must be an integer, got {index} as {idx_aval.dtype.name}")
     if not branches:
         raise ValueError("Empty branch sequence")
@@ -452,7 +452,7 @@ def map(f, xs, batch_size=None):  # noqa: A001
 # ---------------------------------------------------------------- differentiation: jvp
 
 def _inexact(aval):
-    return aval.dtype.kind in "fc"
+    return dtypes.kind(aval.dtype) in "fc"
 
 
 def _nonzero(t, aval):

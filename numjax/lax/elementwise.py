@@ -86,7 +86,7 @@ def _xla_f32(name, np_fn):
 
 def _int_div(x, y):
     # lax.div rounds integer quotients toward zero, like C, unlike numpy's floor division.
-    if x.dtype.kind in "iu":
+    if dtypes.kind(x.dtype) in "iu":
         safe = np.where(y == 0, 1, y)
         q = np.abs(x) // np.abs(safe)
         return np.where(y == 0, -1, np.where((x < 0) != (safe < 0), -q, q))
@@ -120,7 +120,24 @@ atan2_p = _binary("atan2", _xla_f32("atan2", np.arctan2), "f", "floating")
 nextafter_p = _binary("nextafter", np.nextafter, "f", "floating")
 neg_p = _unary("neg", np.negative, _NUM, "number")
 sign_p = _unary("sign", _sign, _NUM, "number")
-abs_p = make_primitive("abs", _eager(np.abs), _unary_abstract("abs", _NUM, "number"), elementwise=True)
+
+
+def _abs_impl(x):
+    # The modulus of a complex number is real: complex64 -> float32, as the abstract rule says.
+    out = np.abs(to_numpy(x))
+    return Array(np.asarray(out, dtype=_abs_dtype(to_numpy(x).dtype)), getattr(x, "weak_type", False))
+
+
+def _abs_dtype(dtype):
+    return np.dtype(np.finfo(dtype).dtype) if dtypes.kind(dtype) == "c" else dtype
+
+
+def _abs_abstract(x):
+    check_dtype_kind("abs", x, _NUM, "number")
+    return x.update(dtype=_abs_dtype(x.dtype))
+
+
+abs_p = make_primitive("abs", _abs_impl, _abs_abstract, elementwise=True)
 
 # ---------------------------------------------------------------- transcendental
 exp_p = _unary("exp", _errstate(_xla_f32("exp", np.exp)))
@@ -188,7 +205,7 @@ def _integer_pow_impl(x, *, y):
 
 
 def _integer_pow_abstract(x, *, y):
-    if x.dtype.kind in "iu" and y < 0:
+    if dtypes.kind(x.dtype) in "iu" and y < 0:
         raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x.str_short()}, {y})")
     return x
 
@@ -234,7 +251,7 @@ def _select_n_abstract(which, *cases):
     if not cases:
         raise TypeError("select_n must have at least one case")
     check_same_dtypes("select_n", cases)
-    if which.dtype != dtypes.bool_ and which.dtype.kind not in "iu":
+    if which.dtype != dtypes.bool_ and dtypes.kind(which.dtype) not in "iu":
         raise TypeError(f"select_n `which` must be boolean or integer type, got {which.dtype.name}.")
     if which.dtype == dtypes.bool_ and len(cases) > 2:
         raise TypeError("select_n with boolean `which` cannot have more than 2 cases")
@@ -254,9 +271,9 @@ select_n_p = make_primitive("select_n", _select_n_impl, _select_n_abstract, elem
 def _convert_impl(x, *, new_dtype, weak_type=False, sharding=None):
     v = to_numpy(x)
     with np.errstate(all="ignore"):
-        if v.dtype.kind in "fc" and np.dtype(new_dtype).kind in "iu":
+        if dtypes.kind(v.dtype) in "fc" and dtypes.kind(new_dtype) in "iu":
             out = _float_to_int(v, np.dtype(new_dtype))
-        elif v.dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
+        elif dtypes.kind(v.dtype) == "c" and dtypes.kind(new_dtype) != "c":
             out = v.real.astype(new_dtype)
         else:
             out = v.astype(new_dtype)
@@ -266,7 +283,7 @@ def _convert_impl(x, *, new_dtype, weak_type=False, sharding=None):
 def _float_to_int(v, dtype):
     # XLA saturates out-of-range floats and maps NaN to 0, where numpy's cast is undefined.
     info = np.iinfo(dtype)
-    if v.dtype.kind == "c":
+    if dtypes.kind(v.dtype) == "c":
         v = v.real
     clipped = np.clip(np.nan_to_num(v, nan=0.0), info.min, info.max)
     out = np.trunc(clipped).astype(dtype)
@@ -436,9 +453,9 @@ def _div_transpose(ct, x, y):
     return [unbroadcast(x.aval, div(ct, y)), None]
 
 
-ad.deflinear(add_p, _add_transpose)
-ad.deflinear(sub_p, _sub_transpose)
-ad.deflinear(neg_p, lambda ct, x: [neg(ct)])
+ad.deflinear2(add_p, _add_transpose)
+ad.deflinear2(sub_p, _sub_transpose)
+ad.deflinear2(neg_p, lambda ct, x: [neg(ct)])
 defjvp(mul_p, lambda t, x, y: mul(t, y), lambda t, x, y: mul(x, t))
 ad.transpose_rules[mul_p] = _mul_transpose
 # (The same operation order as JAX's rules, so results agree to the last bit.)
@@ -510,7 +527,21 @@ defjvp(atanh_p, lambda t, x: mul(integer_pow_p.bind(add(_c(1, x), x), y=-1), div
 defjvp2(sqrt_p, lambda t, ans, x: mul(t, div(_c(0.5, x), ans)))
 defjvp2(rsqrt_p, lambda t, ans, x: mul(t, mul(_c(-0.5, ans), div(ans, x))))
 defjvp2(cbrt_p, lambda t, ans, x: mul(t, mul(_c(1 / 3, x), integer_pow_p.bind(ans, y=-2))))
-defjvp(abs_p, lambda t, x: select(ge(x, _c(0, x)), t, neg(t)))
+
+
+def _abs_jvp(t, ans, x):
+    if dtypes.kind(core.get_aval(x).dtype) != "c":
+        return select(ge(x, _c(0, x)), t, neg(t))
+    # d|z| = Re(conj(z) t) / |z|; at z == 0 divide by 1 instead, so the tangent is 0, not nan.
+    # real/conj live with jnp's complex helpers (imported late: numpy imports lax).
+    from ..numpy._elementwise import conj_p, real_p
+    x_dtype = core.get_aval(x).dtype
+    safe = add(ans, convert_element_type(eq(ans, _c(0, ans)), core.get_aval(ans).dtype))
+    unit = div(conj_p.bind(x), convert_element_type(safe, x_dtype))
+    return real_p.bind(mul(t, unit))
+
+
+defjvp2(abs_p, _abs_jvp)
 defjvp(erf_p, lambda t, x: mul(_c(2 / np.sqrt(np.pi), x), mul(t, exp(neg(mul(x, x))))))
 defjvp2(erf_inv_p, lambda t, ans, x: mul(_c(np.sqrt(np.pi) / 2, x), mul(t, exp(mul(ans, ans)))))
 defjvp(atan2_p,
@@ -532,7 +563,7 @@ for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, eq_p, ne_p, lt_p, le_p
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False, sharding=None):
     (x,), (t,) = primals, tangents
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
-    if np.dtype(new_dtype).kind not in "fc" or core.get_aval(x).dtype.kind not in "fc":
+    if dtypes.kind(new_dtype) not in "fc" or dtypes.kind(core.get_aval(x).dtype) not in "fc":
         return out, ad.Zero(ad._tangent_aval(core.get_aval(out)))
     return out, convert_element_type_p.bind(ad.instantiate(t), new_dtype=new_dtype,
                                             weak_type=weak_type, sharding=sharding)
@@ -604,7 +635,7 @@ ad.jvp_rules[clamp_p] = _clamp_jvp
 # add_any sums tangents/cotangents (JAX prints it so); stop_gradient is the identity with a
 # zero derivative.
 add_any_p = _binary("add_any", np.add)
-ad.deflinear(add_any_p, _add_transpose)
+ad.deflinear2(add_any_p, _add_transpose)
 stop_gradient_p = make_primitive("stop_gradient", _eager(lambda v: v), lambda x: x, elementwise=True)
 defjvp_zero(stop_gradient_p)
 
@@ -614,7 +645,7 @@ def stop_gradient(x):
 
     def stop(v):
         aval = core.get_aval(v)
-        return v if aval.dtype.kind not in "fc" else stop_gradient_p.bind(v)
+        return v if dtypes.kind(aval.dtype) not in "fc" else stop_gradient_p.bind(v)
     return tree_map(stop, x)
 
 

@@ -57,12 +57,12 @@ def _fft_abstract(x, *, fft_type, fft_lengths):
     lead, trail = x.shape[:x.ndim - k], tuple(x.shape[x.ndim - k:])
     lengths = tuple(fft_lengths)
     if fft_type == FftType.RFFT:
-        if x.dtype.kind != "f":
+        if dtypes.kind(x.dtype) != "f":
             raise TypeError(f"RFFT requires a real operand, got {x.dtype.name}.")
         if trail != lengths:
             raise ValueError(f"RFFT operand trailing dimensions {trail} must equal fft_lengths {lengths}.")
         return ShapedArray(lead + lengths[:-1] + (lengths[-1] // 2 + 1,), _complex_dtype(x.dtype))
-    if x.dtype.kind != "c":
+    if dtypes.kind(x.dtype) != "c":
         raise TypeError(f"{FftType(fft_type).name} requires a complex operand, got {x.dtype.name}.")
     if fft_type == FftType.IRFFT:
         expected = lengths[:-1] + (lengths[-1] // 2 + 1,)
@@ -86,11 +86,11 @@ def fft(x, fft_type, fft_lengths):
     from .elementwise import _convert_element_type
     dt = get_aval(x).dtype
     if fft_type == FftType.RFFT:
-        if dt.kind == "c":
+        if dtypes.kind(dt) == "c":
             raise ValueError("only real valued inputs supported for rfft")
-        x = _convert_element_type(x, dt if dt.kind == "f" else dtypes.default_float_dtype())
+        x = _convert_element_type(x, dt if dtypes.kind(dt) == "f" else dtypes.default_float_dtype())
     else:
-        x = _convert_element_type(x, _complex_dtype(dt if dt.kind in "fc" else dtypes.default_float_dtype()))
+        x = _convert_element_type(x, _complex_dtype(dt if dtypes.kind(dt) in "fc" else dtypes.default_float_dtype()))
     return fft_p.bind(x, fft_type=fft_type, fft_lengths=tuple(int(n) for n in fft_lengths))
 
 
@@ -136,7 +136,7 @@ def _fft_transpose(ct, x, *, fft_type, fft_lengths):
     return [fft_p.bind(ct, fft_type=fft_type, fft_lengths=fft_lengths)]
 
 
-ad.deflinear(fft_p, _fft_transpose)
+ad.deflinear2(fft_p, _fft_transpose)
 
 
 # ---------------------------------------------------------------- batching rule

@@ -81,7 +81,7 @@ def _dynamic_slice_indices(operand, start_indices):
         if isinstance(i, np.ndarray):
             i = Array(i.astype(dtypes.canonicalize_dtype(i.dtype)), False)
         dt = get_aval(i).dtype
-        if dt.kind == "u":
+        if dtypes.kind(dt) == "u":
             out.append(i)
             continue
         from .elementwise import select
@@ -148,7 +148,7 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
     return [pad(ct, zero, cfg)]
 
 
-ad.deflinear(slice_p, _slice_transpose)
+ad.deflinear2(slice_p, _slice_transpose)
 
 
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
@@ -216,7 +216,7 @@ def _dynamic_slice_batch(vals, dims, *, slice_sizes):
             dn = GatherDimensionNumbers(window, (), tuple(range(nd)))
             return gather(x, indices, dn, slice_sizes, mode=GatherScatterMode.CLIP), 0
         dn = GatherDimensionNumbers(window, (), window, (0,), (0,))
-        return gather(batching.moveaxis(x, xd, 0), indices, dn, (1,) + tuple(slice_sizes),
+        return gather(batching.moveaxis(x, xd, 0), indices, dn, (min(size, 1),) + tuple(slice_sizes),
                       mode=GatherScatterMode.CLIP), 0
     x = batching.moveaxis(x, xd, 0)
     size = get_aval(x).shape[0]
@@ -319,11 +319,11 @@ def _checked_mode(mode, what):
 def default_fill_value(dtype):
     """What a FILL_OR_DROP gather reads out of bounds: NaN, or the type's extreme, as JAX."""
     dtype = np.dtype(dtype)
-    if dtype.kind in "fc":
+    if dtypes.kind(dtype) in "fc":
         return np.nan
-    if dtype.kind == "i":
+    if dtypes.kind(dtype) == "i":
         return int(np.iinfo(dtype).min)
-    if dtype.kind == "u":
+    if dtypes.kind(dtype) == "u":
         return int(np.iinfo(dtype).max)
     return True
 
@@ -341,7 +341,7 @@ def _check_sorted_unique(name, field, dims, ndim):
 
 
 def _check_indices(name, indices, n_index, map_field):
-    if indices.dtype.kind not in "iu":
+    if dtypes.kind(indices.dtype) not in "iu":
         raise TypeError(f"{name} indices must have an integer type; got {indices.dtype.name}.")
     if indices.ndim < 1:
         raise TypeError(f"{name} indices must have rank >= 1 (the last dimension is the index "
@@ -378,7 +378,9 @@ def _gather_abstract(operand, indices, *, dimension_numbers, slice_sizes, mode, 
     _check_sorted_unique("gather", "collapsed_slice_dims", dn.collapsed_slice_dims, nd)
     _check_sorted_unique("gather", "operand_batching_dims", dn.operand_batching_dims, nd)
     for d in dn.collapsed_slice_dims + dn.operand_batching_dims:
-        if slice_sizes[d] != 1:
+        # A batching dim of an empty batch has a slice of 0 (JAX's vmap makes those).
+        if slice_sizes[d] != 1 and not (d in dn.operand_batching_dims and operand.shape[d] == 0
+                                        and slice_sizes[d] == 0):
             raise TypeError(f"gather can only collapse (or batch) slice dims of size 1, but "
                             f"slice_sizes[{d}] is {slice_sizes[d]}.")
     if set(dn.collapsed_slice_dims) & set(dn.operand_batching_dims):
@@ -865,7 +867,9 @@ def _gather_batch(vals, dims, *, dimension_numbers, slice_sizes, **params):
     new = GatherDimensionNumbers(_shift(dn.offset_dims), _shift(dn.collapsed_slice_dims),
                                  _shift(dn.start_index_map), (0,) + _shift(dn.operand_batching_dims),
                                  (0,) + _shift(dn.start_indices_batching_dims))
-    return gather_p.bind(x, i, dimension_numbers=new, slice_sizes=(1,) + tuple(slice_sizes),
+    # A batching dim's slice is one element, none when the batch is empty (as JAX).
+    batch_slice = 1 if get_aval(x).shape[0] else 0
+    return gather_p.bind(x, i, dimension_numbers=new, slice_sizes=(batch_slice,) + tuple(slice_sizes),
                          **params), 0
 
 

@@ -220,7 +220,7 @@ def _check_matrix(name, aval, square=False):
         raise ValueError(f"Argument to {name} must have shape [..., m, n], got {aval.shape}.")
     if square and aval.shape[-1] != aval.shape[-2]:
         raise ValueError(f"Argument to {name} must have shape [..., n, n], got {aval.shape}.")
-    if aval.dtype.kind not in "fc":
+    if dtypes.kind(aval.dtype) not in "fc":
         raise TypeError(f"{name} requires a floating or complex operand, got {aval.dtype.name}.")
 
 
@@ -450,7 +450,7 @@ def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True, subset_
 
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False, conjugate_a=False,
                      unit_diagonal=False):
-    conjugate_a = conjugate_a and get_aval(a).dtype.kind == "c"
+    conjugate_a = conjugate_a and dtypes.kind(get_aval(a).dtype) == "c"
     return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
                                    transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a),
                                    unit_diagonal=bool(unit_diagonal))
@@ -477,7 +477,7 @@ def _T(x):
 
 
 def _conj(x):
-    if get_aval(x).dtype.kind != "c":
+    if dtypes.kind(get_aval(x).dtype) != "c":
         return x
     from ..numpy._elementwise import conj_p
     return conj_p.bind(x)
@@ -632,7 +632,7 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
     qt_dx_rinv = _matmul(_H(q), dx_rinv)
     lower = _tril(qt_dx_rinv, -1)
     do = sub(lower, _H(lower))            # skew-symmetric
-    if get_aval(x).dtype.kind == "c":
+    if dtypes.kind(get_aval(x).dtype) == "c":
         aval = get_aval(qt_dx_rinv)
         imag_diag = sub(qt_dx_rinv, _as_dtype(_real_part(qt_dx_rinv), aval.dtype))
         from .elementwise import mul
@@ -695,7 +695,7 @@ def _as_dtype(x, dtype):
 
 
 def _real_part(x):
-    if get_aval(x).dtype.kind != "c":
+    if dtypes.kind(get_aval(x).dtype) != "c":
         return x
     from ..numpy._elementwise import real_p
     return real_p.bind(x)

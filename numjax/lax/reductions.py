@@ -44,11 +44,11 @@ def _np_min(v, axis):
 
 
 def _identity_max(dt):
-    return -np.inf if dt.kind == "f" else (False if dt == np.bool_ else np.iinfo(dt).min)
+    return -np.inf if dtypes.kind(dt) == "f" else (False if dt == np.bool_ else np.iinfo(dt).min)
 
 
 def _identity_min(dt):
-    return np.inf if dt.kind == "f" else (True if dt == np.bool_ else np.iinfo(dt).max)
+    return np.inf if dtypes.kind(dt) == "f" else (True if dt == np.bool_ else np.iinfo(dt).max)
 
 
 reduce_sum_p = make_primitive("reduce_sum", _reduce_impl(np.sum), _reduce_abstract("reduce_sum"),
@@ -164,7 +164,7 @@ def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
     return [broadcast_in_dim(ct, shape, kept)]
 
 
-ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+ad.deflinear2(reduce_sum_p, _reduce_sum_transpose)
 
 
 def _reduce_chooser_jvp(prim):
@@ -230,7 +230,7 @@ ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
 for _p in (argmax_p, argmin_p, reduce_and_p, reduce_or_p):
     ad.defjvp_zero(_p)
 
-ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
+ad.deflinear2(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum(ct, axis, not reverse)])
 
 
 def _slice_in_dim(x, start, limit, stride, axis):
@@ -276,6 +276,52 @@ def _associative_scan(fn, x, axis, reverse):
         x = rev(x, (axis,))
     out = scan(x)
     return rev(out, (axis,)) if reverse else out
+
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """Prefix scan of ``elems`` (a pytree of arrays of equal length along ``axis``) with the
+    associative ``fn(a, b)`` on pytrees of that structure, in JAX's parallel order of
+    combination (so rounding matches)."""
+    from .. import tree_util
+    leaves, tree = tree_util.tree_flatten(elems)
+    if not leaves:
+        return elems
+    ndim = get_aval(leaves[0]).ndim
+    axis = axis + ndim if axis < 0 else axis
+    if len({get_aval(x).shape[axis] for x in leaves}) != 1:
+        raise ValueError("Array inputs to associative_scan must have the same "
+                         f"first dimension. (saw: {[get_aval(x).shape for x in leaves]})")
+
+    def combine(a, b):
+        out = fn(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        if out_tree != tree:
+            raise ValueError("The result of `fn` must have the same structure as the elements: "
+                             f"{out_tree} vs {tree}")
+        return out_leaves
+    out = _associative_scan_leaves(combine, leaves, axis, reverse)
+    return tree_util.tree_unflatten(tree, out)
+
+
+def _associative_scan_leaves(fn, xs, axis, reverse):
+    """``_associative_scan`` over a list of arrays combined together by ``fn`` (lists)."""
+    from .shape import concatenate, rev
+
+    def cut(elems, start, limit, stride):
+        return [_slice_in_dim(e, start, limit, stride, axis) for e in elems]
+
+    def scan(elems):
+        n = get_aval(elems[0]).shape[axis]
+        if n < 2:
+            return elems
+        odd = scan(fn(cut(elems, 0, -1, 2), cut(elems, 1, None, 2)))
+        even = fn(cut(odd, 0, -1, 1) if n % 2 == 0 else odd, cut(elems, 2, None, 2))
+        even = [concatenate([e0, e], axis) for e0, e in zip(cut(elems, 0, 1, 1), even)]
+        return [_interleave(e, o, axis) for e, o in zip(even, odd)]
+    if reverse:
+        xs = [rev(x, (axis,)) for x in xs]
+    out = scan(xs)
+    return [rev(o, (axis,)) for o in out] if reverse else out
 
 
 def _cumulative_jvp(combine_name):

@@ -257,7 +257,7 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=
     return [reshape(out, in_shape)]
 
 
-ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+ad.deflinear2(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 
 
 def _reshape_transpose(ct, x, *, new_sizes, dimensions=None, sharding=None):
@@ -267,11 +267,11 @@ def _reshape_transpose(ct, x, *, new_sizes, dimensions=None, sharding=None):
     return [reshape(ct, x.aval.shape)]
 
 
-ad.deflinear(reshape_p, _reshape_transpose)
-ad.deflinear(transpose_p, lambda ct, x, *, permutation: [
+ad.deflinear2(reshape_p, _reshape_transpose)
+ad.deflinear2(transpose_p, lambda ct, x, *, permutation: [
     transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
-ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
-ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+ad.deflinear2(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+ad.deflinear2(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 
 
 def _concatenate_transpose(ct, *xs, dimension):
@@ -290,7 +290,7 @@ def _concatenate_transpose(ct, *xs, dimension):
     return outs
 
 
-ad.deflinear(concatenate_p, _concatenate_transpose)
+ad.deflinear2(concatenate_p, _concatenate_transpose)
 
 
 def _pad_transpose(ct, x, padval, *, padding_config):
@@ -314,7 +314,7 @@ def _pad_transpose(ct, x, padval, *, padding_config):
     return outs
 
 
-ad.deflinear(pad_p, _pad_transpose)
+ad.deflinear2(pad_p, _pad_transpose)
 ad.defjvp_zero(iota_p)
 
 

@@ -24,11 +24,11 @@ def total_order_keys(v, canonical=True):
     """Integer arrays whose lexicographic order is JAX's sort order of ``v`` (one per
     component: two for complex values). ``canonical=False`` is the raw IEEE total order
     (-NaN < -inf < -0.0 < 0.0 < inf < NaN) that top_k uses."""
-    if v.dtype.kind == "c":
+    if dtypes.kind(v.dtype) == "c":
         return total_order_keys(v.real, canonical) + total_order_keys(v.imag, canonical)
     if v.dtype == np.bool_:
         return [v.view(np.uint8)]
-    if v.dtype.kind in "iu":
+    if dtypes.kind(v.dtype) in "iu":
         return [v]
     # Floats: canonical zero and NaN, then the IEEE bits mapped to a monotone signed integer.
     if canonical:
@@ -99,7 +99,7 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
 def top_k_permutation(v, axis):
     """Stable descending order along ``axis``: ties keep the lower index first, NaN is largest."""
     keys = total_order_keys(v, canonical=False)
-    descending = [~k if k.dtype.kind in "iu" else k for k in keys]
+    descending = [~k if dtypes.kind(k.dtype) in "iu" else k for k in keys]
     if len(descending) == 1:
         return np.argsort(descending[0], axis=axis, kind="stable")
     return np.lexsort(descending[::-1], axis=axis)

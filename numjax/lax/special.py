@@ -9,7 +9,7 @@ a scalar call into the CPU library's special_helpers.
 import math
 import numpy as np
 
-from .. import core
+from .. import core, dtypes
 from ._base import coerce_scalars, make_primitive
 from .elementwise import _eager, _nary_abstract, _unary_abstract
 
@@ -225,7 +225,7 @@ def _polygamma_gradm(t, m, x):
 
 def _bessel_i1e_jvp(t, ans, x):
     # d/dx i1e = i0e - i1e (sign(x) + 1/x), with the limit 1/2 at x = 0.
-    eps = np.finfo(core.get_aval(x).dtype).eps
+    eps = dtypes.finfo(core.get_aval(x).dtype).eps
     not_tiny = gt(_abs(x), _c(eps, x))
     safe_x = select(not_tiny, x, full_like_aval(eps, x))
     slope = sub(bessel_i0e(safe_x), mul(ans, add(sign(safe_x), div(_c(1, x), safe_x))))

@@ -8,8 +8,8 @@ from .. import core, dtypes as _dtypes, lax
 from ..array import Array, ArrayType
 from ..core import get_aval
 from ..lax.elementwise import _UNARY_PRIMS
-from ._util import (asarray_leaf, canonicalize_axis, promote_args, promote_args_inexact,
-                    promote_dtypes, promote_shapes, reduction_axes)
+from ._util import (asarray_leaf, broadcast_shapes_checked, canonicalize_axis, promote_args,
+                    promote_args_inexact, promote_dtypes, promote_shapes, reduction_axes)
 
 ndarray = ArrayType  # like jax.Array: tracers are instances too
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
@@ -44,8 +44,15 @@ bool_, int8, int16, int32, int64 = map(_scalar_type, (_np.bool_, _np.int8, _np.i
 uint8, uint16, uint32, uint64 = map(_scalar_type, (_np.uint8, _np.uint16, _np.uint32, _np.uint64))
 float16, float32, float64 = map(_scalar_type, (_np.float16, _np.float32, _np.float64))
 complex64, complex128 = map(_scalar_type, (_np.complex64, _np.complex128))
+bfloat16 = _scalar_type(_dtypes.bfloat16)
+(float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
+ float8_e8m0fnu, float4_e2m1fn) = map(_scalar_type, (
+    _dtypes.float8_e3m4, _dtypes.float8_e4m3, _dtypes.float8_e4m3b11fnuz, _dtypes.float8_e4m3fn,
+    _dtypes.float8_e4m3fnuz, _dtypes.float8_e5m2, _dtypes.float8_e5m2fnuz, _dtypes.float8_e8m0fnu,
+    _dtypes.float4_e2m1fn))
+int2, int4, uint2, uint4 = map(_scalar_type, (_dtypes.int2, _dtypes.int4, _dtypes.uint2, _dtypes.uint4))
 bool = bool_  # noqa: A001
-dtype, finfo, iinfo = _np.dtype, _np.finfo, _np.iinfo
+dtype, finfo, iinfo = _np.dtype, _dtypes.finfo, _dtypes.iinfo   # finfo/iinfo know the ml_dtypes types
 integer, floating, inexact, number, signedinteger, unsignedinteger, complexfloating = (
     _np.integer, _np.floating, _np.inexact, _np.number, _np.signedinteger, _np.unsignedinteger,
     _np.complexfloating)
@@ -82,6 +89,9 @@ def array(object, dtype=None, copy=True, ndmin=0):  # noqa: A002
         out = stack([array(x) for x in object]) if object else asarray_leaf(_np.array(object))
     elif isinstance(object, Array):
         out = object
+    elif type(object) is int and dtype is not None:
+        # Straight to the requested type: jnp.uint32(2**31 + 1) holds, though int32 would not.
+        out = Array(_np.asarray(object, _dtypes.canonicalize_dtype(dtype)), False)
     else:
         out = asarray_leaf(_from_python(object))
     if dtype is not None:
@@ -245,8 +255,10 @@ def _unary(prim_fn, inexact=False, name=None):
     impl = core.impl_rules.get(prim)
 
     def fn(x, /):
-        if type(x) is Array and impl is not None and x._value.dtype.kind in "fc" and core._no_trace_active():
-            return impl(x)   # eager fast path: no promotion needed for inexact inputs
+        if type(x) is Array and impl is not None and _dtypes.kind(x._value.dtype) in "fc" and core._no_trace_active():
+            # eager fast path: no promotion needed for inexact inputs.  The rule is looked up
+            # now: the bfloat16 wrapper (lax/low_precision.py) is installed after this module.
+            return core.impl_rules[prim](x)
         x = asarray_leaf(x)
         if inexact:
             (x,) = promote_args_inexact(name, x)
@@ -323,7 +335,7 @@ def floor_divide(x, y, /):
 
 def _floor_divide(x, y):
     x, y = _promote_args_numeric("floor_divide", x, y)
-    kind = get_aval(x).dtype.kind
+    kind = _dtypes.kind(get_aval(x).dtype)
     if kind == "u":
         return lax.div(x, y)
     if kind == "i":
@@ -353,7 +365,7 @@ def remainder(x, y, /):
 def _remainder(x, y):
     x, y = _promote_args_numeric("remainder", x, y)
     zero = _full_scalar(0, x)
-    if get_aval(y).dtype.kind in "iu":
+    if _dtypes.kind(get_aval(y).dtype) in "iu":
         y = _where_jit(y == 0, _ones_of(y), y)
     trunc_mod = lax.rem(x, y)
     trunc_mod_not_zero = lax.ne(trunc_mod, zero)
@@ -387,7 +399,7 @@ def power(x, y, /):
             x = lax._convert_element_type(x, _dtypes.int32, weak)
         return lax.integer_pow(x, y_int)
     x, y = promote_args("power", x, y)
-    if get_aval(x).dtype.kind in "iub":
+    if _dtypes.kind(get_aval(x).dtype) in "iub":
         return _int_power(x, y)
     return lax.pow(x, y)
 
@@ -431,7 +443,7 @@ def positive(x, /):
 
 def absolute(x, /):
     x = asarray_leaf(x)
-    return x if get_aval(x).dtype.kind in "ub" else lax.abs(x)
+    return x if _dtypes.kind(get_aval(x).dtype) in "ub" else lax.abs(x)
 
 
 abs = absolute  # noqa: A001
@@ -493,17 +505,17 @@ def reciprocal(x, /):
 
 def floor(x, /):
     x = asarray_leaf(x)
-    return x if get_aval(x).dtype.kind in "iub" else lax.floor(x)
+    return x if _dtypes.kind(get_aval(x).dtype) in "iub" else lax.floor(x)
 
 
 def ceil(x, /):
     x = asarray_leaf(x)
-    return x if get_aval(x).dtype.kind in "iub" else lax.ceil(x)
+    return x if _dtypes.kind(get_aval(x).dtype) in "iub" else lax.ceil(x)
 
 
 def trunc(x, /):
     def _trunc(x):
-        if get_aval(x).dtype.kind in "iub":
+        if _dtypes.kind(get_aval(x).dtype) in "iub":
             return x
         return _where_jit(lax.lt(x, _zero_like(x)), lax.ceil(x), lax.floor(x))
     return _jit_named("trunc", _trunc, asarray_leaf(x))
@@ -513,7 +525,7 @@ def round(a, decimals=0, out=None):  # noqa: A001
     decimals = operator.index(decimals)
 
     def _round(a):
-        if get_aval(a).dtype.kind in "iub":
+        if _dtypes.kind(get_aval(a).dtype) in "iub":
             return a
         if decimals == 0:
             return lax.round(a, 1)
@@ -528,7 +540,7 @@ around = round
 def rint(x, /):
     def _rint(x):
         dt = get_aval(x).dtype
-        if dt.kind in "iub":
+        if _dtypes.kind(dt) in "iub":
             return lax.convert_element_type(x, _dtypes.default_float_dtype())
         return lax.round(x, 1)
     return _jit_named("rint", _rint, asarray_leaf(x))
@@ -536,7 +548,7 @@ def rint(x, /):
 
 def isfinite(x, /):
     x = asarray_leaf(x)
-    if get_aval(x).dtype.kind not in "fc":
+    if _dtypes.kind(get_aval(x).dtype) not in "fc":
         return full(get_aval(x).shape, True, bool_)
     return lax.is_finite(x)
 
@@ -548,9 +560,10 @@ def isnan(x, /):
 
 def isinf(x, /):
     def _isinf(x):
-        if get_aval(x).dtype.kind not in "fc":
+        if _dtypes.kind(get_aval(x).dtype) not in "fc":
             return full(get_aval(x).shape, False, bool_)
-        return lax.eq(lax.abs(x), _full_scalar(_np.inf, x))
+        ax = lax.abs(x)   # real for complex x
+        return lax.eq(ax, _full_scalar(_np.inf, ax))
     return _jit_named("isinf", _isinf, asarray_leaf(x))
 
 
@@ -611,12 +624,12 @@ def _jit_operand(v):
 
 def _broadcast_all(*args):
     shapes = [get_aval(a).shape for a in args]
-    shape = _np.broadcast_shapes(*shapes)
+    shape = broadcast_shapes_checked(*shapes)
     return [broadcast_to(a, shape) for a in args]
 
 
 def _nary_shape(*xs):
-    return _np.broadcast_shapes(*(get_aval(x).shape for x in xs))
+    return broadcast_shapes_checked(*(get_aval(x).shape for x in xs))
 
 
 # ---------------------------------------------------------------- reductions
@@ -624,8 +637,8 @@ def _nary_shape(*xs):
 def _int_sum_promote(a):
     # numpy sums bools and small ints in the default integer type.
     dt = get_aval(a).dtype
-    if dt == _np.bool_ or (dt.kind in "iu" and dt.itemsize < _dtypes.default_int_dtype().itemsize):
-        target = _dtypes.default_int_dtype() if dt.kind != "u" else _dtypes.canonicalize_dtype(_np.uint64)
+    if dt == _np.bool_ or (_dtypes.kind(dt) in "iu" and dt.itemsize < _dtypes.default_int_dtype().itemsize):
+        target = _dtypes.default_int_dtype() if _dtypes.kind(dt) != "u" else _dtypes.canonicalize_dtype(_np.uint64)
         return lax._convert_element_type(a, target, False)
     return a
 
@@ -747,7 +760,17 @@ def size(a, axis=None):
     return int(_np.prod(s)) if axis is None else s[axis]
 
 
+def _check_order(order, k_message=None):
+    if order == "A":
+        raise NotImplementedError("np.reshape order=A is not implemented.")
+    if order == "K" and k_message:
+        raise NotImplementedError(k_message)
+    if order not in ("C", "F"):
+        raise ValueError(f"Unexpected value for 'order' argument: {order}.")
+
+
 def reshape(a, shape=None, order="C", *, newshape=None):
+    _check_order(order)
     a = asarray_leaf(a)
     shape = newshape if shape is None else shape
     given = shape   # JAX's messages show the shape as the caller wrote it
@@ -765,12 +788,17 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     if int(_np.prod(shape)) != aval.size:
         raise TypeError(f"cannot reshape array of shape {aval.shape} (size {aval.size}) into shape "
                         f"{given} (size {int(_np.prod(shape))})")
+    if order == "F" and (aval.ndim > 1 or len(shape) > 1):
+        # Column-major: reading and writing with the axes reversed is a row-major reshape.
+        flipped = lax.reshape(transpose(a), shape[::-1])
+        return transpose(flipped)
     return lax.reshape(a, shape)
 
 
 def ravel(a, order="C"):
+    _check_order(order, "Ravel not implemented for order='K'.")
     a = asarray_leaf(a)
-    return reshape(a, (get_aval(a).size,))
+    return reshape(a, (get_aval(a).size,), order=order)
 
 
 def transpose(a, axes=None):
@@ -847,7 +875,7 @@ def broadcast_arrays(*args):
 
 
 def broadcast_shapes(*shapes):
-    return _np.broadcast_shapes(*shapes)
+    return broadcast_shapes_checked(*shapes)
 
 
 def concatenate(arrays, axis=0, dtype=None):

@@ -39,20 +39,21 @@ def _py_scalar(x):
 
 
 def _is_complex(x):
-    return get_aval(x).dtype.kind == "c"
+    return dtypes.kind(get_aval(x).dtype) == "c"
 
 
 # ---------------------------------------------------------------- complex parts
 
 def _real_abstract(x):
-    return x.update(dtype=np.dtype(np.finfo(x.dtype).dtype) if x.dtype.kind == "c" else x.dtype)
+    return x.update(dtype=np.dtype(np.finfo(x.dtype).dtype) if dtypes.kind(x.dtype) == "c" else x.dtype)
 
 
 real_p = make_primitive("real", lambda x: Array(np.real(np.asarray(x)).copy(), getattr(x, "weak_type", False)),
                         _real_abstract, elementwise=True)
 imag_p = make_primitive("imag", lambda x: Array(np.imag(np.asarray(x)).copy(), getattr(x, "weak_type", False)),
                         _real_abstract, elementwise=True)
-conj_p = make_primitive("conj", lambda x: Array(np.conj(np.asarray(x)), getattr(x, "weak_type", False)),
+# np.conj and + of 0-d arrays give numpy scalars; an Array always wraps an ndarray.
+conj_p = make_primitive("conj", lambda x: Array(np.asarray(np.conj(np.asarray(x))), getattr(x, "weak_type", False)),
                         lambda x: x, elementwise=True)
 
 
@@ -62,13 +63,13 @@ def _complex_abstract(x, y):
 
 
 complex_p = make_primitive(
-    "complex", lambda x, y: Array(np.asarray(x) + 1j * np.asarray(y), False), _complex_abstract,
+    "complex", lambda x, y: Array(np.asarray(np.asarray(x) + 1j * np.asarray(y)), False), _complex_abstract,
     elementwise=True)
 
-ad.deflinear(real_p, lambda ct, x: [_to_complex(ct, x.aval.dtype)])
-ad.deflinear(imag_p, lambda ct, x: [lax.mul(_to_complex(ct, x.aval.dtype), Array(np.asarray(-1j, x.aval.dtype)))])
-ad.deflinear(conj_p, lambda ct, x: [conj_p.bind(ct)])
-ad.deflinear(complex_p, lambda ct, x, y: [real_p.bind(ct), lax.neg(imag_p.bind(ct))])
+ad.deflinear2(real_p, lambda ct, x: [_to_complex(ct, x.aval.dtype)])
+ad.deflinear2(imag_p, lambda ct, x: [lax.mul(_to_complex(ct, x.aval.dtype), Array(np.asarray(-1j, x.aval.dtype)))])
+ad.deflinear2(conj_p, lambda ct, x: [conj_p.bind(ct)])
+ad.deflinear2(complex_p, lambda ct, x, y: [real_p.bind(ct), lax.neg(imag_p.bind(ct))])
 for _p in (real_p, imag_p, conj_p):
     batching.defvectorized(_p)
 batching.defbroadcasting(complex_p)
@@ -99,7 +100,7 @@ conj = conjugate
 def angle(z, deg=False):
     z = asarray_leaf(z)
     re, im = real(z), imag(z)
-    if get_aval(re).dtype.kind not in "fc":
+    if dtypes.kind(get_aval(re).dtype) not in "fc":
         re, im = (lax._convert_element_type(v, dtypes.default_float_dtype(), get_aval(v).weak_type)
                   for v in (re, im))
     out = lax.atan2(im, re)
@@ -113,7 +114,7 @@ def iscomplexobj(x):
         dt = get_aval(asarray_leaf(x)).dtype if not hasattr(x, "dtype") else np.dtype(x.dtype)
     except TypeError:
         return False
-    return dt.kind == "c"
+    return dtypes.kind(dt) == "c"
 
 
 def isrealobj(x):
@@ -237,13 +238,13 @@ def sinc(x, /):
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = asarray_leaf(x)
     dt = get_aval(x).dtype
-    if dt.kind not in "fc":
+    if dtypes.kind(dt) not in "fc":
         return x
-    if dt.kind == "c":
+    if dtypes.kind(dt) == "c":
         re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)
         im = nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf)
         return complex_p.bind(re, im)
-    info = np.finfo(dt)
+    info = dtypes.finfo(dt)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
     out = where(isnan(x), _const(nan, x), x)
@@ -260,13 +261,13 @@ def heaviside(x1, x2, /):
 def signbit(x, /):
     x = asarray_leaf(x)
     dt = get_aval(x).dtype
-    if dt.kind == "b":
+    if dtypes.kind(dt) == "b":
         return full(get_aval(x).shape, False, np.bool_)
-    if dt.kind == "u":
+    if dtypes.kind(dt) == "u":
         return full(get_aval(x).shape, False, np.bool_)
-    if dt.kind == "i":
+    if dtypes.kind(dt) == "i":
         return lax.lt(x, _const(0, x))
-    if dt.kind == "c":
+    if dtypes.kind(dt) == "c":
         raise ValueError("jnp.signbit is not well defined for complex-valued inputs")
     # -0.0 has its sign bit set: 1/-0.0 is -inf.
     zero = _const(0, x)
@@ -284,7 +285,7 @@ def copysign(x1, x2, /):
 def ldexp(x1, x2, /):
     x2 = asarray_leaf(x2) if not _py_scalar(x2) else x2
     x2_dt = dtypes.dtype_and_weak(x2)[0]
-    if x2_dt.kind not in "iub":
+    if dtypes.kind(x2_dt) not in "iub":
         raise ValueError(f"ldexp not supported for input types {(dtypes.dtype_and_weak(x1)[0], x2_dt)}")
     (x1,) = promote_args_inexact("ldexp", x1)
     x2 = lax._convert_element_type(asarray_leaf(x2), get_aval(x1).dtype, False)
@@ -478,7 +479,7 @@ def left_shift(x, y, /):
 
 def right_shift(x1, x2, /):
     x1, x2 = _promote_args_numeric("right_shift", x1, x2)
-    if get_aval(x1).dtype.kind == "u":
+    if dtypes.kind(get_aval(x1).dtype) == "u":
         return lax.shift_right_logical(x1, x2)
     return lax.shift_right_arithmetic(x1, x2)
 
@@ -488,7 +489,7 @@ bitwise_left_shift, bitwise_right_shift = left_shift, right_shift
 
 def invert(x, /):
     x = asarray_leaf(x)
-    if get_aval(x).dtype.kind not in "biu":
+    if dtypes.kind(get_aval(x).dtype) not in "biu":
         raise TypeError(f"bitwise_not does not accept dtype {get_aval(x).dtype.name}. "
                         "Accepted dtypes are subtypes of integer, bool.")
     return lax.bitwise_not(x)
@@ -500,13 +501,13 @@ bitwise_not = bitwise_invert = invert
 def bitwise_count(x, /):
     x = asarray_leaf(x)
     dt = get_aval(x).dtype
-    if dt.kind not in "biu":
+    if dtypes.kind(dt) not in "biu":
         raise TypeError(f"bitwise_count does not accept dtype {dt.name}.")
-    if dt.kind == "b":
+    if dtypes.kind(dt) == "b":
         x = lax._convert_element_type(x, np.uint8, False)
         dt = np.dtype(np.uint8)
     # popcount of |x| (numpy's and JAX's convention for negative signed values).
-    x = lax.abs(x) if dt.kind == "i" else x
+    x = lax.abs(x) if dtypes.kind(dt) == "i" else x
     one = _const(1, x)
     count = zeros_like(x)
     for k in range(dt.itemsize * 8):
@@ -516,7 +517,7 @@ def bitwise_count(x, /):
 
 def divmod(x1, x2, /):  # noqa: A001
     x1, x2 = _promote_args_numeric("divmod", x1, x2)
-    if get_aval(x1).dtype.kind in "iu":
+    if dtypes.kind(get_aval(x1).dtype) in "iu":
         return floor_divide(x1, x2), remainder(x1, x2)
     x1, x2 = _broadcast_pair(x1, x2)
     return _float_divmod(x1, x2)
@@ -547,9 +548,9 @@ def isneginf(x, /):
 def _isposneginf(infinity, x):
     x = asarray_leaf(x)
     dt = get_aval(x).dtype
-    if dt.kind == "c":
+    if dtypes.kind(dt) == "c":
         raise ValueError("isposinf/isneginf are not well defined for complex types")
-    if dt.kind != "f":
+    if dtypes.kind(dt) != "f":
         return full(get_aval(x).shape, False, np.bool_)
     return lax.eq(x, _const(infinity, x))
 

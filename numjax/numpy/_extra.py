@@ -12,7 +12,7 @@ from ..array import Array
 from ..core import get_aval
 from . import (_scalar_type, _to_bool, all as _all, array, asarray, broadcast_arrays, equal, float32,
                float64, int32, int64, uint32, uint64, complex64, complex128, shape)
-from ._util import asarray_leaf, promote_args_inexact
+from ._util import asarray_leaf, check_arraylike, promote_args_inexact
 
 __all__ = [
     "can_cast", "isdtype", "iterable", "isscalar", "ComplexWarning", "printoptions",
@@ -120,10 +120,11 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def _real_dtype(dt):
-    return np.dtype(np.finfo(dt).dtype) if dt.kind == "c" else dt
+    return np.dtype(np.finfo(dt).dtype) if dtypes.kind(dt) == "c" else dt
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    check_arraylike("allclose", a, b)
     return _all(isclose(a, b, rtol, atol, equal_nan))
 
 
@@ -308,7 +309,7 @@ def packbits(a, axis=None, bitorder="big"):
     from . import moveaxis, ravel, reshape, sum as _sum
     from ._shape_ops import pad
     a = asarray_leaf(a)
-    if get_aval(a).dtype.kind not in "biu":
+    if dtypes.kind(get_aval(a).dtype) not in "biu":
         raise TypeError("Expected an input array of integer or boolean data type")
     if bitorder not in ("little", "big"):
         raise ValueError("'order' must be either 'little' or 'big'")

@@ -12,7 +12,7 @@ from .. import core, dtypes, lax
 from ..array import Array
 from ..core import get_aval
 from ..errors import NonConcreteBooleanIndexError
-from ._util import asarray_leaf
+from ._util import asarray_leaf, check_arraylike
 from ..lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 
 
@@ -96,7 +96,7 @@ def _basic_getitem(arr, idx):
 def _is_scalar_int(i):
     if isinstance(i, (core.Tracer, Array)):
         aval = get_aval(i)
-        return aval.ndim == 0 and aval.dtype.kind in "iu"
+        return aval.ndim == 0 and dtypes.kind(aval.dtype) in "iu"
     return False
 
 
@@ -148,7 +148,7 @@ def _slice_entry(v, s, position):
     if v is None or _is_static_int(v):
         return v
     c = _concrete(v)
-    if c is None or np.ndim(c) or np.asarray(c).dtype.kind not in "iu":
+    if c is None or np.ndim(c) or dtypes.kind(np.asarray(c).dtype) not in "iu":
         raise IndexError(f"Slice entries must be static integers. Got {s} at position {position}")
     return int(c)
 
@@ -165,7 +165,7 @@ def _as_index_array(i):
     elif not isinstance(i, (core.Tracer, Array)):
         i = jnp.asarray(i)
     dt = get_aval(i).dtype
-    if dt.kind not in "iub":
+    if dtypes.kind(dt) not in "iub":
         raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dt.name}")
     return i
 
@@ -363,7 +363,7 @@ class _Indexer:
         aval = get_aval(e)
         if aval.weak_type:
             e = lax._convert_element_type(e, aval.dtype, False)
-        if normalize and aval.dtype.kind == "i":
+        if normalize and dtypes.kind(aval.dtype) == "i":
             n_arr = Array(np.asarray(n, aval.dtype), False)
             e = lax.select(lax.lt(e, Array(np.zeros((), aval.dtype), False)), lax.add(e, n_arr), e)
         # The broadcast index lands on the advanced batch dims of the index array.
@@ -390,6 +390,12 @@ def _rewriting_take(arr, idx, mode=None, fill_value=None, indices_are_sorted=Fal
     mode = GatherScatterMode.from_any(mode)
     arr, ix, _ = _index(arr, idx_t, normalize)
     static = ix.static
+    shape = get_aval(arr).shape
+    if any(k > n for k, n in zip(ix.slice_sizes, shape)):
+        # An empty axis indexed by (empty) arrays: JAX skips the gather and gives zeros of
+        # the result's shape; gathering from the axis padded with zeros gives the same.
+        arr = lax.pad(arr, lax.convert_element_type(0, get_aval(arr).dtype),
+                      [(0, max(0, k - n), 0) for k, n in zip(ix.slice_sizes, shape)])
     out = lax.gather(arr, ix.indices, ix.dnums, ix.slice_sizes, mode=mode, fill_value=fill_value,
                      indices_are_sorted=indices_are_sorted or static,
                      unique_indices=unique_indices or static)
@@ -538,8 +544,9 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     import numjax.numpy as jnp
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    check_arraylike("take", a, indices)
     a, indices = jnp.asarray(a), jnp.asarray(indices)
-    if get_aval(indices).dtype.kind not in "iu":
+    if dtypes.kind(get_aval(indices).dtype) not in "iu":
         raise TypeError(f"take: indices must be integers; got {get_aval(indices).dtype.name}")
     if axis is None:
         a, axis = jnp.ravel(a), 0
@@ -559,7 +566,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *, wrap_negative_indices=None):
     import numjax.numpy as jnp
     arr, indices = jnp.asarray(arr), jnp.asarray(indices)
-    if get_aval(indices).dtype.kind not in "iu":
+    if dtypes.kind(get_aval(indices).dtype) not in "iu":
         raise TypeError(f"take_along_axis: indices must be integers; got {get_aval(indices).dtype.name}")
     if axis is None:
         arr, indices, axis = jnp.ravel(arr), jnp.ravel(indices), 0

@@ -31,6 +31,7 @@ def _install():
         "__invert__": lambda x: jnp.logical_not(x) if x.dtype == bool else _invert(x),
         "__getitem__": jnp._getitem,
         "__divmod__": lambda x, y: (jnp.floor_divide(x, y), jnp.remainder(x, y)),
+        "__round__": _round_operator,
     }
     for cls in (Array, core.Tracer):
         for name, fn in ops.items():
@@ -40,6 +41,7 @@ def _install():
         cls.reshape = _reshape_method
         cls.transpose = _transpose_method
         cls.flatten = _late_method("ravel")
+        cls.compress = _compress_method
         cls.conj = cls.conjugate = _late_method("conjugate")
         cls.T = property(lambda self: jnp.transpose(self))
         cls.mT = property(lambda self: jnp.matrix_transpose(self))
@@ -48,6 +50,10 @@ def _install():
         cls.view = _view_method
         cls.__hash__ = None
     core.Tracer.item = _tracer_item
+    core.Tracer.copy = lambda self: jnp.array(self, copy=True)
+    # Static facts of the abstract value: plain ints under every transformation, as in JAX.
+    core.Tracer.itemsize = property(lambda self: self.dtype.itemsize)
+    core.Tracer.nbytes = property(lambda self: self.size * self.dtype.itemsize)
     core.Tracer.tolist = _tracer_tolist
     for name, (ufunc, reflected) in _FAST_BINARY.items():
         setattr(Array, name, _fast_binary(ufunc, ops[name], reflected))
@@ -55,6 +61,14 @@ def _install():
     core.Tracer.__hash__ = _unhashable
     if not hasattr(core.Tracer, "block_until_ready"):
         core.Tracer.block_until_ready = lambda self: self
+
+
+def _round_operator(x, ndigits=None):
+    """``round(x)`` rounds half to even and gives an integer array (as round of a Python
+    float gives an int); ``round(x, n)`` keeps the dtype."""
+    import numjax.numpy as jnp
+    out = jnp.round(x, decimals=ndigits or 0)
+    return out.astype(int) if ndigits is None else out
 
 
 # Eager arithmetic between Arrays and Python scalars skips the lax layer: the result dtype
@@ -87,7 +101,7 @@ def _fast_binary(ufunc, slow, reflected):
             return slow(self, other)
         sv = self._value
         dt, weak = promote((sv.dtype, self.weak_type), (odt, ow))
-        if dt.kind not in "fiu" or (t is int and dt.kind in "iu"):
+        if dtypes.kind(dt) not in "fiu" or (t is int and dtypes.kind(dt) in "iu"):
             return slow(self, other)   # bools, complex and int-overflow checks take the full path
         if sv.dtype != dt:
             sv = sv.astype(dt)
@@ -167,7 +181,13 @@ def _reshape_method(self, *shape, order="C"):
     import numjax.numpy as jnp
     if len(shape) == 1:
         shape = shape[0]
-    return jnp.reshape(self, shape)
+    return jnp.reshape(self, shape, order=order)
+
+
+def _compress_method(self, condition, axis=None, *, size=None, fill_value=0, out=None):
+    # The method's array is jnp.compress's second argument.
+    import numjax.numpy as jnp
+    return jnp.compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
 
 
 def _transpose_method(self, *axes):

@@ -10,8 +10,9 @@ from ..core import get_aval
 from . import (abs as _abs, arange, concatenate, cos, dot, exp, isfinite, matmul, mean as _mean,
                moveaxis, multiply, ravel, reshape, sqrt, sum as _sum, true_divide, where, zeros,
                zeros_like, clip, outer)
-from ._shape_ops import _take_slice, atleast_1d, atleast_2d, flip, tile, repeat
-from ._util import asarray_leaf, canonicalize_axis, promote_args_inexact, promote_dtypes
+from ._shape_ops import _take_slice, atleast_1d, atleast_2d, flip
+from ._util import (asarray_leaf, canonicalize_axis, promote_args_inexact, promote_dtypes,
+                    promote_dtypes_inexact)
 
 __all__ = ["polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint", "poly",
            "polyfit", "roots", "convolve", "correlate", "interp", "trapezoid", "diff", "ediff1d",
@@ -30,33 +31,40 @@ def _check_1d(name, *args):
 
 # ---------------------------------------------------------------- convolution
 
-def _convolve_full(a, v, precision, preferred_element_type):
-    # Rows of a Toeplitz matrix from one reshape of a tiled, zero-padded v (no gather).
-    n, m = get_aval(a).shape[0], get_aval(v).shape[0]
-    width = n + m - 1
-    vp = lax.pad(v, _const(0, v), [(0, n, 0)])       # length width + 1
-    rows = reshape(_take_slice(tile(vp, n), 0, n * width, 0), (n, width))
-    return lax.dot_general(a, rows, (((0,), (0,)), ((), ())), precision=precision,
-                           preferred_element_type=preferred_element_type)
+def _promote_inexact(a, v):
+    """The common inexact dtype of ``a`` and ``v`` (dtypes only: their lengths need not broadcast)."""
+    dt, weak = dtypes.promote(dtypes.dtype_and_weak(a), dtypes.dtype_and_weak(v))
+    if dtypes.kind(dt) not in "fc":
+        dt = dtypes.default_float_dtype()
+    return [lax._convert_element_type(x, dt, weak) for x in (a, v)]
 
 
 def _conv(name, a, v, mode, precision, preferred_element_type):
-    a, v = promote_args_inexact(name, asarray_leaf(a), asarray_leaf(v))
+    """numpy's convolution of 1-D ``a`` and ``v`` as one conv_general_dilated: the longer input
+    is the lhs (convolution commutes), the shorter one flipped is the kernel, and the mode
+    decides the padding."""
+    a, v = asarray_leaf(a), asarray_leaf(v)
     if get_aval(a).ndim != 1 or get_aval(v).ndim != 1:
         raise ValueError(f"{name}() only support 1-dimensional inputs.")
+    a, v = _promote_inexact(a, v)
     n, m = get_aval(a).shape[0], get_aval(v).shape[0]
     if n == 0 or m == 0:
         raise ValueError(f"{name}: inputs cannot be empty, got shapes {get_aval(a).shape} and {get_aval(v).shape}.")
-    out = _convolve_full(a, v, precision, preferred_element_type)
-    lo, hi = builtins.min(n, m), builtins.max(n, m)
+    if m > n:
+        a, v, n, m = v, a, m, n
     if mode == "full":
-        return out
-    if mode == "same":
-        start = (lo - 1) // 2
-        return _take_slice(out, start, start + hi, 0)
-    if mode == "valid":
-        return _take_slice(out, lo - 1, hi, 0)
-    raise ValueError(f"mode must be one of ['full', 'same', 'valid'], got {mode!r}")
+        pads = (m - 1, m - 1)
+    elif mode == "same":
+        pads = (m // 2, m - 1 - m // 2)
+    elif mode == "valid":
+        pads = (0, 0)
+    else:
+        raise ValueError(f"mode must be one of ['full', 'same', 'valid'], got {mode!r}")
+    lhs = lax.broadcast_in_dim(a, (1, 1, n), (2,))
+    rhs = lax.broadcast_in_dim(flip(v, 0), (1, 1, m), (2,))
+    out = lax.conv_general_dilated(lhs, rhs, (1,), [pads], precision=precision,
+                                   preferred_element_type=preferred_element_type)
+    return lax.squeeze(out, (0, 1))
 
 
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
@@ -127,7 +135,7 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
 
 
 def polydiv(u, v, *, trim_leading_zeros=False):
-    u, v = promote_args_inexact("polydiv", asarray_leaf(u), asarray_leaf(v))
+    u, v = promote_dtypes_inexact(asarray_leaf(u), asarray_leaf(v))   # not broadcast together
     n, m = get_aval(u).shape[0], get_aval(v).shape[0]
     scale = lax.div(_const(1, v), lax.squeeze(_take_slice(v, 0, 1, 0), (0,)))
     q_len = builtins.max(n - m + 1, 1)
@@ -190,7 +198,7 @@ def poly(seq_of_zeros):
         a = linalg.eigvals(a)
     elif nd != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
-    if get_aval(a).dtype.kind in "iub":
+    if dtypes.kind(get_aval(a).dtype) in "iub":
         a = lax._convert_element_type(a, dtypes.default_float_dtype(), False)
     n = get_aval(a).shape[0]
     out = Array(np.ones((1,), get_aval(a).dtype), False)
@@ -396,7 +404,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         raise ValueError("xp and fp must be one-dimensional")
     if get_aval(xp).shape[0] != get_aval(fp).shape[0]:
         raise ValueError("xp and fp must have the same length")
-    x, xp = promote_args_inexact("interp", x, xp)
+    x, xp = promote_dtypes_inexact(x, xp)   # not broadcast together
     (fp,) = promote_args_inexact("interp", fp)
     if period is not None:
         from . import argsort
@@ -438,7 +446,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         hi_val = lax.squeeze(last_f, (0,)) if right is None else right
         f = where(lax.lt(x, lax.squeeze(_take_slice(xp, 0, 1, 0), (0,))), lo_val, f)
         f = where(lax.gt(x, lax.squeeze(_take_slice(xp, n - 1, n, 0), (0,))), hi_val, f)
-    return lax._convert_element_type(f, get_aval(fp_i).dtype if get_aval(fp).dtype.kind == "c"
+    return lax._convert_element_type(f, get_aval(fp_i).dtype if dtypes.kind(get_aval(fp).dtype) == "c"
                                      else get_aval(f).dtype, False)
 
 
@@ -504,7 +512,7 @@ def corrcoef(x, y=None, rowvar=True):
     stddev = sqrt(real(d))
     c = lax.div(c, lax.broadcast_in_dim(stddev, get_aval(c).shape, (0,)))
     c = lax.div(c, lax.broadcast_in_dim(stddev, get_aval(c).shape, (1,)))
-    if get_aval(c).dtype.kind != "c":
+    if dtypes.kind(get_aval(c).dtype) != "c":
         c = clip(c, -1, 1)
     return c
 

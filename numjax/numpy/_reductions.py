@@ -28,12 +28,21 @@ def _identity(name, dt):
     return None
 
 
-def _reduce(name, prim_fn, a, axis, dtype, keepdims, initial, where, promote=None):
+def _upcast_half(dt):
+    """float32 for float16/bfloat16: JAX sums, multiplies and averages them in float32 and rounds
+    the result once (the 8-bit floats it reduces in their own type)."""
+    return dtypes.float32 if dt in (dtypes.float16, dtypes.bfloat16) else dt
+
+
+def _reduce(name, prim_fn, a, axis, dtype, keepdims, initial, where, promote=None, upcast=False):
     a = asarray_leaf(a)
     if dtype is not None:
         a = lax._convert_element_type(a, dtypes.canonicalize_dtype(dtype), False)
     elif promote is not None:
         a = promote(a)
+    result_dtype = get_aval(a).dtype
+    if upcast and _upcast_half(result_dtype) != result_dtype:
+        a = lax._convert_element_type(a, _upcast_half(result_dtype), False)
     aval = get_aval(a)
     axes = reduction_axes(axis, aval.ndim)
     if where is not None:
@@ -57,6 +66,8 @@ def _reduce(name, prim_fn, a, axis, dtype, keepdims, initial, where, promote=Non
         result = combine(result, init)
     if keepdims:
         result = lax.expand_dims(result, axes)
+    if aval.dtype != result_dtype:
+        result = lax._convert_element_type(result, result_dtype, False)
     return result
 
 
@@ -70,13 +81,13 @@ def _bool_safe(prim_or, prim):
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,  # noqa: A001
         promote_integers=True):
     return _reduce("sum", _bool_safe(lax.reduce_or, lax.reduce_sum), a, axis, dtype, keepdims,
-                   initial, where, _int_sum_promote if promote_integers else None)
+                   initial, where, _int_sum_promote if promote_integers else None, upcast=True)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):
     return _reduce("prod", _bool_safe(lax.reduce_and, lax.reduce_prod), a, axis, dtype, keepdims,
-                   initial, where, _int_sum_promote if promote_integers else None)
+                   initial, where, _int_sum_promote if promote_integers else None, upcast=True)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
@@ -99,7 +110,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
 
 
 def _inexact_dtype(dt):
-    return dt if dt.kind in "fc" else dtypes.default_float_dtype()
+    return dt if dtypes.kind(dt) in "fc" else dtypes.default_float_dtype()
 
 
 def _count(a, axis, keepdims, where, dtype):
@@ -119,9 +130,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     a = asarray_leaf(a)
     aval = get_aval(a)
     dt = dtypes.canonicalize_dtype(dtype) if dtype is not None else _inexact_dtype(aval.dtype)
-    total = sum(lax._convert_element_type(a, dt, aval.weak_type), axis, keepdims=keepdims, where=where)
-    count = _count(a, axis, keepdims, where, dt)
-    return lax.div(total, count)
+    comp_dt = _upcast_half(dt)
+    total = sum(lax._convert_element_type(a, comp_dt, aval.weak_type), axis, keepdims=keepdims, where=where)
+    count = _count(a, axis, keepdims, where, comp_dt)
+    out = lax.div(total, count)
+    return out if comp_dt == dt else lax._convert_element_type(out, dt, False)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
@@ -132,10 +145,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     a = asarray_leaf(a)
     aval = get_aval(a)
     dt = dtypes.canonicalize_dtype(dtype) if dtype is not None else _inexact_dtype(aval.dtype)
-    comp_dt = dt if dt.kind in "fc" else dtypes.default_float_dtype()
+    comp_dt = _upcast_half(dt if dtypes.kind(dt) in "fc" else dtypes.default_float_dtype())
     a = lax._convert_element_type(a, comp_dt, aval.weak_type)
     centered = lax.sub(a, mean(a, axis, keepdims=True, where=where))
-    if comp_dt.kind == "c":
+    if dtypes.kind(comp_dt) == "c":
         from ._elementwise import real, conj
         centered = real(lax.mul(centered, conj(centered)))
     else:
@@ -143,7 +156,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     count = _count(a, axis, keepdims, where, get_aval(centered).dtype)
     normalizer = lax.sub(count, _const(ddof, get_aval(centered).dtype))
     out = lax.div(sum(centered, axis, keepdims=keepdims, where=where), normalizer)
-    return lax._convert_element_type(out, dt, False) if dt.kind not in "c" and dtype is not None else out
+    narrowed = dtypes.kind(dt) not in "c" and (dtype is not None or comp_dt != dt)
+    return lax._convert_element_type(out, dt, False) if narrowed else out
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
@@ -191,7 +205,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 
 def _nan_fill(a, value):
     a = asarray_leaf(a)
-    if get_aval(a).dtype.kind not in "fc":
+    if dtypes.kind(get_aval(a).dtype) not in "fc":
         return a
     return _where3(isnan(a), value, a)
 
@@ -207,7 +221,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 def _nan_extremum(reducer, fill):
     def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         a = asarray_leaf(a)
-        if get_aval(a).dtype.kind not in "fc":
+        if dtypes.kind(get_aval(a).dtype) not in "fc":
             return reducer(a, axis, keepdims=keepdims, initial=initial, where=where)
         out = reducer(_nan_fill(a, fill), axis, keepdims=keepdims, initial=initial, where=where)
         all_nan = all(isnan(a), axis, keepdims=keepdims, where=where)
@@ -230,7 +244,7 @@ def _nan_count(a, axis, keepdims, where):
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     a = asarray_leaf(a)
     aval = get_aval(a)
-    if aval.dtype.kind not in "fc":
+    if dtypes.kind(aval.dtype) not in "fc":
         return mean(a, axis, dtype, keepdims=keepdims, where=where)
     dt = dtypes.canonicalize_dtype(dtype) if dtype is not None else aval.dtype
     mask = _nan_count(a, axis, keepdims, where)
@@ -244,12 +258,12 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
         ddof = correction
     a = asarray_leaf(a)
     aval = get_aval(a)
-    if aval.dtype.kind not in "fc":
+    if dtypes.kind(aval.dtype) not in "fc":
         return var(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where)
     dt = dtypes.canonicalize_dtype(dtype) if dtype is not None else aval.dtype
     a = lax._convert_element_type(a, dt, aval.weak_type)
     centered = lax.sub(_nan_fill(a, 0), nanmean(a, axis, keepdims=True, where=where))
-    if dt.kind == "c":
+    if dtypes.kind(dt) == "c":
         from ._elementwise import real, conj
         centered = real(lax.mul(centered, conj(centered)))
     else:
@@ -269,7 +283,7 @@ def _nan_arg(arg_fn, fill):
     def fn(a, axis=None, out=None, keepdims=None):
         a = asarray_leaf(a)
         keepdims = bool(keepdims)
-        if get_aval(a).dtype.kind not in "fc":
+        if dtypes.kind(get_aval(a).dtype) not in "fc":
             return arg_fn(a, axis, keepdims=keepdims)
         nan_mask = isnan(a)
         res = arg_fn(_where3(nan_mask, fill, a), axis, keepdims=keepdims)

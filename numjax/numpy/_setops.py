@@ -8,7 +8,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import lax
+from .. import dtypes, lax
 from ..core import ShapedArray, get_aval
 from ..errors import ConcretizationTypeError
 from ..lax.sorting import scatter_add_along_axis, take_along_axis
@@ -31,7 +31,7 @@ def _not_equal_next(s, equal_nan):
     n = get_aval(s).shape[0]
     a, b = _slice_axis(s, 0, n - 1), _slice_axis(s, 1, n)
     ne = lax.ne(a, b)
-    if equal_nan and get_aval(s).dtype.kind in "fc":
+    if equal_nan and dtypes.kind(get_aval(s).dtype) in "fc":
         ne = lax.bitwise_and(ne, lax.bitwise_not(lax.bitwise_and(lax.ne(a, a), lax.ne(b, b))))
     return lax.reduce_or(ne, (1,))
 

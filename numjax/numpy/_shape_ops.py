@@ -234,7 +234,7 @@ def resize(a, new_shape):
 
 def _pad_width(pad_width, nd):
     pw = np.asarray(pad_width)
-    if pw.dtype.kind not in "iu":
+    if dtypes.kind(pw.dtype) not in "iu":
         raise TypeError(f"`pad_width` must be of integral type, got {pad_width!r}")
     pw = np.broadcast_to(pw, (nd, 2)) if pw.ndim < 2 or pw.shape != (nd, 2) else pw
     if (pw < 0).any():
@@ -376,7 +376,7 @@ def _stat_pieces(a, ax, lo, hi, mode, lengths):
 
     def stat(piece):
         v = fn(piece, axis=ax, keepdims=True)
-        if mode in ("mean", "median") and get_aval(a).dtype.kind in "iub":
+        if mode in ("mean", "median") and dtypes.kind(get_aval(a).dtype) in "iub":
             v = lax._convert_element_type(lax.round(v, 1), get_aval(a).dtype, False)
         return v
     before = repeat(stat(_take_slice(a, 0, l_lo, ax)), lo, ax) if lo else None
@@ -678,7 +678,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 def choose(a, choices, out=None, mode="raise"):
     a = asarray_leaf(a)
-    if get_aval(a).dtype.kind not in "iu":
+    if dtypes.kind(get_aval(a).dtype) not in "iu":
         raise TypeError("choose requires integer indices")
     n = len(choices)
     if mode == "raise":
@@ -733,7 +733,7 @@ def apply_over_axes(func, a, axes):
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     dt = dtypes.canonicalize_dtype(dtype) if dtype is not None else None
-    computation = dt if dt is not None and dt.kind in "fc" else dtypes.default_float_dtype()
+    computation = dt if dt is not None and dtypes.kind(dt) in "fc" else dtypes.default_float_dtype()
     lin = linspace(start, stop, num, endpoint=endpoint, dtype=computation, axis=axis)
     out = power(lax._convert_element_type(asarray_leaf(base), computation, False), lin)
     return lax._convert_element_type(out, dt, False) if dt is not None else out
@@ -742,7 +742,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     from . import log10, sign
     dt = dtypes.canonicalize_dtype(dtype) if dtype is not None else None
-    computation = dt if dt is not None and dt.kind in "fc" else dtypes.default_float_dtype()
+    computation = dt if dt is not None and dtypes.kind(dt) in "fc" else dtypes.default_float_dtype()
     start = lax._convert_element_type(asarray_leaf(start), computation, False)
     stop = lax._convert_element_type(asarray_leaf(stop), computation, False)
     s = sign(start)
@@ -1044,7 +1044,7 @@ def fromiter(iterable, dtype, count=-1, *, like=None):
 
 def unravel_index(indices, shape):
     idx = asarray_leaf(indices)
-    if get_aval(idx).dtype.kind not in "iu":
+    if dtypes.kind(get_aval(idx).dtype) not in "iu":
         raise TypeError("Only integer indices are allowed in jnp.unravel_index")
     shape = _shape(shape)
     size = int(np.prod(shape))
@@ -1064,7 +1064,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
     idxs = [asarray_leaf(i) for i in multi_index]
     for i in idxs:
-        if get_aval(i).dtype.kind not in "iu":
+        if dtypes.kind(get_aval(i).dtype) not in "iu":
             raise TypeError("only int indices permitted")
     if mode == "raise":
         for i, d in zip(idxs, dims):

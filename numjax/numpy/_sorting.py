@@ -160,7 +160,7 @@ def lexsort(keys, axis=-1):
 
 def _partition_operand(a, kth, axis):
     a = asarray_leaf(a)
-    if get_aval(a).dtype.kind == "u":
+    if dtypes.kind(get_aval(a).dtype) == "u":
         raise NotImplementedError("jnp.partition and jnp.argpartition do not support unsigned integers")
     axis = canonicalize_axis(axis, get_aval(a).ndim)
     n = get_aval(a).shape[axis]
@@ -194,7 +194,7 @@ def argpartition(a, kth, axis=-1):
 def sort_complex(a):
     a = asarray_leaf(a)
     dt = get_aval(a).dtype
-    if dt.kind != "c":
+    if dtypes.kind(dt) != "c":
         a = lax._convert_element_type(a, dtypes.canonicalize_dtype(np.complex128), False)
     return sort(a, axis=0 if get_aval(a).ndim == 1 else -1)
 
@@ -381,7 +381,7 @@ def _add_at(values, idx, length):
 def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
     x = asarray_leaf(x)
     aval = get_aval(x)
-    if aval.dtype.kind not in "iu":
+    if dtypes.kind(aval.dtype) not in "iu":
         raise TypeError(f"x argument to bincount must have an integer type; got {aval.dtype}")
     if aval.ndim != 1:
         raise ValueError("only 1-dimensional input supported.")
@@ -416,7 +416,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
     if isinstance(bins, str):
         raise NotImplementedError("string values for `bins` not implemented.")
     a = asarray_leaf(a)
-    dt = get_aval(a).dtype if get_aval(a).dtype.kind in "fc" else dtypes.default_float_dtype()
+    dt = get_aval(a).dtype if dtypes.kind(get_aval(a).dtype) in "fc" else dtypes.default_float_dtype()
     if np.ndim(bins) == 1:
         return lax._convert_element_type(asarray_leaf(bins), dt, False)
     nbins = operator.index(bins)
@@ -445,7 +445,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
             raise ValueError("weights should have the same shape as a.")
         # Counts are inexact, as JAX promotes a and weights together to an inexact dtype.
         dt, _ = dtypes.promote(dtypes.dtype_and_weak(a), dtypes.dtype_and_weak(weights))
-        dt = dt if dt.kind in "fc" else dtypes.default_float_dtype()
+        dt = dt if dtypes.kind(dt) in "fc" else dtypes.default_float_dtype()
         weights = lax._convert_element_type(weights, dt, False)
     idx = searchsorted(edges, a, side="right")
     last = lax.broadcast(lax.reshape(_slice_axis(edges, ne - 1, ne), ()), get_aval(a).shape)
@@ -520,7 +520,7 @@ _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 def _quantile_operands(a, q):
     a, q = asarray_leaf(a), asarray_leaf(q)
     dt, _ = dtypes.promote(dtypes.dtype_and_weak(a), dtypes.dtype_and_weak(q))
-    if dt.kind not in "fc":
+    if dtypes.kind(dt) not in "fc":
         dt = dtypes.default_float_dtype()
     return (lax._convert_element_type(a, dt, False), lax._convert_element_type(q, dt, False))
 

@@ -6,7 +6,7 @@ from ..array import Array
 
 
 def _as_const(x, dtype, weak):
-    if type(x) is int and np.dtype(dtype).kind in "iu":
+    if type(x) is int and dtypes.kind(dtype) in "iu":
         # A Python int wraps into a narrower integer dtype (int8 * 300), as in JAX, but
         # must fit the default integer type.
         info = np.iinfo(dtypes.default_int_dtype())
@@ -23,16 +23,84 @@ def asarray_leaf(x):
     if type(x) in (int, float, complex):
         return Array(np.asarray(x, dtype=dtypes.python_scalar_dtype(x)), True)
     if isinstance(x, (list, tuple)):
-        from . import array
-        return array(x)
+        # As JAX: jnp functions take arrays and scalars; only jnp.array/asarray read sequences.
+        raise list_argument_error(x)
     v = np.asarray(x)
     if v.dtype == object:
         raise TypeError(f"Value {x!r} with dtype object is not a valid JAX array type.")
     return Array(v.astype(dtypes.canonicalize_dtype(v.dtype), copy=False), False)
 
 
+def check_arraylike(fn_name, *args):
+    for i, a in enumerate(args):
+        if isinstance(a, (list, tuple)):
+            raise TypeError(f"{fn_name} requires ndarray or scalar arguments, got {type(a)} at position {i}.")
+
+
+def list_argument_error(x):
+    """JAX's TypeError for a list or tuple passed where a jnp function wants an array.
+
+    ``asarray_leaf`` does not know which public function it serves, so on this error path
+    (only) the outermost numjax frame below the caller names it, and the position is that of
+    the argument holding ``x`` (itself, an element of a sequence argument, or of ``*args``)."""
+    import sys
+    frame, public = sys._getframe(1), None
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module == "numjax.numpy._operators":
+            pass   # x.dot(...) forwards to jnp.dot, which names the function and positions
+        elif module == "numjax" or module.startswith("numjax."):
+            public = frame
+        elif public is not None:
+            break
+        frame = frame.f_back
+    if public is None:
+        return TypeError(f"jnp function requires ndarray or scalar arguments, got {type(x)} at position 0.")
+    return TypeError(f"{_public_name(public)} requires ndarray or scalar arguments, got {type(x)} "
+                     f"at position {_position_of(public, x)}.")
+
+
+_MODULE_PREFIXES = {"numjax.numpy.linalg": "jnp.linalg.", "numjax.numpy.fft": "jax.numpy.fft."}
+
+
+def _public_name(frame):
+    code = frame.f_code
+    name = code.co_name
+    if code.co_freevars:
+        # A function made by a factory (jnp.sin, jnp.cumsum, ...): its code is shared, so find
+        # the function object whose closure holds this frame's free variables.
+        import gc
+        cells = [frame.f_locals.get(v) for v in code.co_freevars]
+        for f in gc.get_referrers(code):
+            closure = getattr(f, "__closure__", None)
+            if getattr(f, "__code__", None) is code and closure and all(
+                    c.cell_contents is v for c, v in zip(closure, cells)):
+                name = f.__name__
+                break
+    return _MODULE_PREFIXES.get(frame.f_globals.get("__name__"), "") + name
+
+
+def _position_of(frame, x):
+    code = frame.f_code
+    positional = [frame.f_locals.get(n) for n in code.co_varnames[:code.co_argcount]]
+    if code.co_flags & 0x04:   # a *args function counts positions within *args (jnp.einsum)
+        n_named = code.co_argcount + code.co_kwonlyargcount
+        positional = list(frame.f_locals.get(code.co_varnames[n_named], ()))
+    for i, v in enumerate(positional):
+        if v is x:
+            return i
+        if isinstance(v, (list, tuple)):
+            for j, e in enumerate(v):
+                if e is x:
+                    return j
+    return 0
+
+
 def promote_dtypes(*args):
     """Cast operands to their common JAX dtype, keeping Python scalars weak."""
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            raise list_argument_error(a)
     dt, weak = dtypes.promote(*(dtypes.dtype_and_weak(a) for a in args))
     out = []
     for a in args:
@@ -43,24 +111,46 @@ def promote_dtypes(*args):
     return out
 
 
+def broadcast_shapes_checked(*shapes):
+    """numpy's broadcast shape, with JAX's ValueError (listing the shapes) when there is none."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        listed = [tuple(s) if isinstance(s, (list, tuple)) else (s,) for s in shapes]
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={listed}") from None
+
+
 def promote_shapes(*args):
     """Rank promotion as numpy does it: prepend size-1 dims (scalars are left as they are)."""
-    ranks = [core.get_aval(a).ndim for a in args]
+    shapes = [core.get_aval(a).shape for a in args]
+    # As in JAX, shapes are checked here only where ranks differ (a rank-0 operand is left
+    # alone); equal ranks go on to lax, whose TypeError names the primitive.
+    if len({len(s) for s in shapes if s}) > 1:
+        broadcast_shapes_checked(*shapes)
+    ranks = [len(s) for s in shapes]
     rank = max(ranks)
     return [a if r in (0, rank) else lax.broadcast_to_rank(a, rank) for a, r in zip(args, ranks)]
 
 
 def promote_args(fn_name, *args):
+    check_arraylike(fn_name, *args)
     return promote_shapes(*promote_dtypes(*args))
 
 
 def promote_args_inexact(fn_name, *args):
+    check_arraylike(fn_name, *args)
+    return promote_shapes(*promote_dtypes_inexact(*args))
+
+
+def promote_dtypes_inexact(*args):
+    """Operands in their common inexact dtype (integers and bools go to the default float);
+    shapes are left as they are (for operands that are not broadcast together)."""
     dt, weak = dtypes.promote(*(dtypes.dtype_and_weak(a) for a in args))
-    if dt.kind not in "fc":
+    if dtypes.kind(dt) not in "fc":
         dt = dtypes.default_float_dtype()
         args = [lax._convert_element_type(asarray_leaf(a), dt, weak) if type(a) not in (int, float, bool)
                 else _as_const(a, dt, weak) for a in args]
-    return promote_args(fn_name, *args)
+    return promote_dtypes(*args)
 
 
 def canonicalize_axis(axis, ndim, name="axis"):

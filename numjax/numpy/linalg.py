@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as _np
 
-from .. import core, lax
+from .. import core, dtypes, lax
 from .. import numpy as jnp
 from ..array import Array
 from ..core import get_aval
@@ -56,7 +56,7 @@ def _inexact(*args):
     """Operands promoted to their common inexact dtype (ints become the default float)."""
     args = [asarray_leaf(a) for a in args]
     out = promote_dtypes(*args)
-    if get_aval(out[0]).dtype.kind not in "fc":
+    if dtypes.kind(get_aval(out[0]).dtype) not in "fc":
         out = [lax.convert_element_type(a, jnp.float32 if not _x64() else jnp.float64) for a in out]
     return out
 
@@ -189,7 +189,7 @@ def _slogdet(a):
     diag, parity = _lu_parts(a)
     dt = get_aval(a).dtype
     is_zero = jnp.any(diag == 0, axis=-1)
-    if dt.kind == "c":
+    if dtypes.kind(dt) == "c":
         abs_diag = _abs(diag)
         sign = jnp.prod(diag / abs_diag.astype(dt), axis=-1)
     else:
@@ -208,7 +208,7 @@ def _slogdet_jvp(primals, tangents):
     g, = tangents
     sign, logdet = _slogdet(a)
     z = _trace_last2(_solve_matrix(a, g))
-    if get_aval(a).dtype.kind == "c":
+    if dtypes.kind(get_aval(a).dtype) == "c":
         sign_dot = sign * lax_linalg._as_dtype(jnp.imag(z), get_aval(a).dtype) * 1j
         return (sign, logdet), (sign_dot, _real(z))
     return (sign, logdet), (jnp.zeros_like(sign), z)
@@ -343,7 +343,7 @@ def eigvals(a):
 # ---------------------------------------------------------------- norms
 
 def _abs_sq_sum(x, axis, keepdims):
-    if get_aval(x).dtype.kind == "c":
+    if dtypes.kind(get_aval(x).dtype) == "c":
         return jnp.sum(_real(x * _conj(x)), axis=axis, keepdims=keepdims)
     return jnp.sum(x * x, axis=axis, keepdims=keepdims)
 

@@ -2,7 +2,7 @@
 
 import numpy as _np
 
-from .. import lax
+from .. import dtypes, lax
 from .. import numpy as jnp
 from ..core import get_aval
 from ..lax import linalg as lax_linalg
@@ -219,7 +219,7 @@ def block_diag(*arrs):
 def toeplitz(c, r=None):
     c = jnp.ravel(asarray_leaf(c))
     if r is None:
-        r = jnp.conj(c) if get_aval(c).dtype.kind == "c" else c
+        r = jnp.conj(c) if dtypes.kind(get_aval(c).dtype) == "c" else c
     else:
         r = jnp.ravel(asarray_leaf(r))
     c, r = jnp_linalg.promote_dtypes(c, r)

@@ -1,12 +1,12 @@
 """The multivariate normal distribution (jax.scipy.stats.multivariate_normal)."""
-from ... import numpy as jnp
+from ... import dtypes, numpy as jnp
 from ...numpy._util import promote_dtypes
 from ._common import core, lax, np
 
 
 def _inexact(*args):
     dt = np.result_type(*(core.get_aval(jnp.asarray(a)).dtype for a in args))
-    if dt.kind not in "fc":
+    if dtypes.kind(dt) not in "fc":
         return promote_dtypes(*args, 1.0)[:-1]
     return promote_dtypes(*args)
 
