@@ -22,6 +22,7 @@ import numpy as np
 
 from numjax.array import Array, c_contiguous as _c_contiguous
 
+from . import blas_threads
 from . import compile as numba_backend
 from .driver_nodes import DRIVER_RULES
 from .kernel_program import CONTROL, KERNEL_EQNS, eqn_kernel, heavy_body
@@ -247,7 +248,10 @@ class Executable:
             namespace = dict(kernels)
             namespace.update(self.lowered.pyobjects)
             exec(compile(self.lowered.driver, f"<numjax driver {self.lowered.fn_name}>", "exec"), namespace)
-            self._fn = namespace[self.lowered.fn_name]
+            fn = namespace[self.lowered.fn_name]
+            if blas_threads.calls_blas(self.lowered.closed.jaxpr):
+                fn = blas_threads.limited(fn)    # BLAS's threads and numjax's share the cores
+            self._fn = fn
         return self._fn
 
     def call_arrays(self, vals):

@@ -68,6 +68,11 @@ def _install_runner():
         if _runner_state is None:
             address = None
             if os.environ.get("NUMJAX_NATIVE_PARALLEL", "1") != "0":
+                # libgomp reads this when it loads.  Its default spin (about 300000 rounds after
+                # each parallel call) keeps a worker busy for milliseconds, taking a core from the
+                # driver's own numpy and BLAS work: on a shared 2-core machine a 1M-element
+                # selu ran 12x slower than JAX with it and 1.07x with 1000 rounds.
+                os.environ.setdefault("GOMP_SPINCOUNT", "1000")
                 try:
                     address = ctypes.cast(ctypes.CDLL(_LIBGOMP).GOMP_parallel, ctypes.c_void_p).value
                 except (OSError, AttributeError):

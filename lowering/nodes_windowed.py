@@ -1,9 +1,9 @@
 """Driver rules (LLVM backend) for convolutions and window reductions.
 
 A convolution is an "im2col" matmul: the driver forms the patch matrix of the padded, dilated
-input as a strided numpy view, copies it once into (positions, window * in-features) rows and
-contracts it with the kernel in one BLAS matmul per feature/batch group (``conv_numpy``, the
-same code as eager evaluation).  A window reduction combines one strided view per window tap
+input as a strided numpy view, copies it once (rows- or columns-major, whichever reads the input
+in longer contiguous runs) and contracts it with the kernel in one BLAS matmul per feature/batch
+group (``conv_numpy``, the same code as eager evaluation).  A window reduction combines one strided view per window tap
 (``reduce_window_numpy``).  Rule signature as in ``driver_nodes``: ``rule(gen, eqn) -> lines``.
 """
 import numpy as np

@@ -1,8 +1,9 @@
 """Threefry key derivations (seed, split, fold_in, random bits) and typed key arrays.
 
 Raw keys are uint32 arrays whose last axis holds the two key words.  Typed keys
-(``random.key``) wrap that array in ``PRNGKeyArray``, a pytree with the raw array as its
-only leaf, so they pass through jit, vmap and grad as the raw data does.
+(``random.key``) wrap that array in ``PRNGKeyArray``: a pytree leaf, as in JAX, that the
+transformations look through (``tree_util.flatten_traced``), so jit, vmap, grad and the
+control-flow primitives trace its raw data and hand keys back out.
 
 The derivations follow JAX 0.10.2 bit for bit in both settings of
 ``jax_threefry_partitionable``: partitionable mode hashes each element's 64-bit position
@@ -17,7 +18,7 @@ from . import core, dtypes, lax
 from .array import Array
 from .config import config
 from .lax.random_bits import iota_2x32_shape, threefry2x32, threefry2x32_xor
-from .tree_util import register_pytree_node
+from .tree_util import register_traced_node
 
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
                64: np.dtype(np.uint64)}
@@ -238,6 +239,34 @@ class PRNGKeyArray:
         return self
 
 
+def _key_axis(axis, ndim):
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def stack_keys(keys, axis=0):
+    """``jnp.stack`` of typed key arrays: their data stacked before the key-word axis."""
+    shapes = {k.shape for k in keys}
+    if len(shapes) > 1:
+        raise ValueError(f"All input arrays must have the same shape. Got {', '.join(str(k.shape) for k in keys)}.")
+    ax = _key_axis(axis, keys[0].ndim + 1)
+    return PRNGKeyArray(lax.concatenate([lax.expand_dims(k._base, (ax,)) for k in keys], ax))
+
+
+def concatenate_keys(keys, axis=0):
+    if keys[0].ndim == 0:
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    return PRNGKeyArray(lax.concatenate([k._base for k in keys], _key_axis(axis, keys[0].ndim)))
+
+
+def array_of_keys(keys, dtype=None):
+    """``jnp.array`` of a key array (itself) or of a list of equally shaped key arrays."""
+    if dtype is not None and dtype != key_dtype_fry:
+        raise TypeError(f"cannot convert a key<fry> array to dtype {dtype}; use jax.random.key_data")
+    return keys if isinstance(keys, PRNGKeyArray) else stack_keys(list(keys))
+
+
 def _resolve_shape(shape, size):
     shape = list(shape)
     if -1 in shape:
@@ -246,7 +275,7 @@ def _resolve_shape(shape, size):
     return tuple(shape)
 
 
-register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None),
+register_traced_node(PRNGKeyArray, lambda k: ((k._base,), None),
                      lambda _, children: PRNGKeyArray(children[0]))
 
 

@@ -18,8 +18,8 @@ def jvp(fun, primals, tangents, has_aux=False):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}.")
-    p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
-    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    p_leaves, p_tree = tree_util.flatten_traced(tuple(primals))
+    t_leaves, t_tree = tree_util.flatten_traced(_key_tangents_in(tuple(primals), tuple(tangents)))
     if p_tree != t_tree:
         raise TypeError(f"primal and tangent arguments to jax.jvp must have the same tree structure; "
                         f"primals have tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
@@ -33,8 +33,44 @@ def jvp(fun, primals, tangents, has_aux=False):
     flat, out_tree = flatten_fun_nokwargs(lambda *a: f(*a), p_tree)
     outs, t_outs = ad.jvp_flat(flat, [_leaf(p) for p in p_leaves], [_leaf(t) for t in t_leaves])
     po = tree_util.tree_unflatten(out_tree[0], outs)
-    to = tree_util.tree_unflatten(out_tree[0], t_outs)
+    to = _key_tangents_out(tree_util.tree_unflatten(out_tree[0], t_outs))
     return (po, to, aux_box[0]) if has_aux else (po, to)
+
+
+# Typed keys are not differentiable.  Their tangents and cotangents are zeros of the key
+# array's shape (JAX's float0; numjax gives integers float32 zero tangents, and keys the
+# same), while the traced view carries them over the key's uint32 data.
+
+def _key_tangents_in(primals, tangents):
+    """``tangents`` with each typed key's tangent as a key over data-shaped zeros."""
+    from ._prng import PRNGKeyArray
+    p_leaves, p_tree = tree_util.tree_flatten(primals)
+    if not any(isinstance(p, PRNGKeyArray) for p in p_leaves):
+        return tangents
+    t_leaves, t_tree = tree_util.tree_flatten(tangents)
+    if t_tree != p_tree:
+        return tangents          # the caller's structure check reports it
+    return tree_util.tree_unflatten(p_tree, [_key_tangent(p, t) if isinstance(p, PRNGKeyArray) else t
+                                             for p, t in zip(p_leaves, t_leaves)])
+
+
+def _key_tangent(key, tangent):
+    from ._prng import PRNGKeyArray
+    data_shape = tuple(key._base.shape)   # key._base may be an aval (a pullback's template)
+    key_shape = data_shape[:-1]
+    t_shape = tuple(np.shape(tangent))
+    if t_shape != key_shape:
+        raise ValueError("jvp called with different primal and tangent shapes;"
+                         f"Got primal shape {key_shape} and tangent shape as {t_shape}")
+    return PRNGKeyArray(_zeros(core.ShapedArray(data_shape, np.dtype(np.float32))))
+
+
+def _key_tangents_out(tree):
+    """Traced (co)tangents unflattened to keys over their data, as zeros of the key shape."""
+    from ._prng import PRNGKeyArray
+    return tree_util.tree_map(
+        lambda t: _zeros(core.ShapedArray(tuple(t._base.shape[:-1]), np.dtype(np.float32)))
+        if isinstance(t, PRNGKeyArray) else t, tree)
 
 
 def _with_aux(fun, has_aux, box):
@@ -46,7 +82,7 @@ def _with_aux(fun, has_aux, box):
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError("expected function with aux output to return a two-element tuple, but got "
                             f"type {type(out)} with value {out!r}")
-        box.append(tree_util.tree_map(_strip_tracers, out[1]))
+        box.append(tree_util.map_traced(_strip_tracers, out[1]))
         return out[0]
     return f
 
@@ -61,21 +97,21 @@ def _strip_tracers(x):
 
 
 def linearize(fun, *primals, has_aux=False):
-    p_leaves, p_tree = tree_util.tree_flatten(primals)
+    p_leaves, p_tree = tree_util.flatten_traced(primals)
     aux_box = []
     flat, out_tree = flatten_fun_nokwargs(_with_aux(fun, has_aux, aux_box), p_tree)
     outs, jaxpr, residuals = ad.linearize_flat(flat, [_leaf(p) for p in p_leaves])
     from .jaxpr import eval_jaxpr
 
     def f_jvp(*tangents):
-        t_leaves, t_tree = tree_util.tree_flatten(tangents)
+        t_leaves, t_tree = tree_util.flatten_traced(_key_tangents_in(primals, tangents))
         if t_tree != p_tree:
             raise TypeError(f"linearized function called on tangent values inconsistent with the "
                             f"original primal values: got {t_tree} for primal {p_tree}")
         t_leaves = [_cast_ct(_leaf(t), ad._tangent_aval(core.get_aval(_leaf(p))))
                     for t, p in zip(t_leaves, p_leaves)]
         t_outs = eval_jaxpr(jaxpr, residuals, *t_leaves)
-        return tree_util.tree_unflatten(out_tree[0], t_outs)
+        return _key_tangents_out(tree_util.tree_unflatten(out_tree[0], t_outs))
     po = tree_util.tree_unflatten(out_tree[0], outs)
     return (po, f_jvp, aux_box[0]) if has_aux else (po, f_jvp)
 
@@ -92,7 +128,8 @@ class VJPFunction:
 
     def __call__(self, *cts):
         ct = cts[0] if len(cts) == 1 else cts
-        ct_leaves, ct_tree = tree_util.tree_flatten(ct)
+        ct = _key_tangents_in(tree_util.tree_unflatten(self.out_tree, self.out_avals), ct)
+        ct_leaves, ct_tree = tree_util.flatten_traced(ct)
         if ct_tree != self.out_tree:
             raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match structure "
                             f"of primal output {self.out_tree}.")
@@ -109,7 +146,7 @@ class VJPFunction:
         cts_in = ad.backward_pass(self.jaxpr, self.residuals, vals)
         cts_in = [ad.instantiate(c) if type(c) is ad.Zero else c for c in cts_in]
         cts_in = [_cast_ct(c, a) for c, a in zip(cts_in, self.in_avals)]
-        return tree_util.tree_unflatten(self.in_tree, cts_in)
+        return _key_tangents_out(tree_util.tree_unflatten(self.in_tree, cts_in))
 
 
 def _cast_ct(ct, aval):
@@ -131,7 +168,7 @@ tree_util.register_pytree_node(
 
 
 def vjp(fun, *primals, has_aux=False):
-    p_leaves, p_tree = tree_util.tree_flatten(primals)
+    p_leaves, p_tree = tree_util.flatten_traced(primals)
     p_leaves = [_leaf(p) for p in p_leaves]
     aux_box = []
     flat, out_tree = flatten_fun_nokwargs(_with_aux(fun, has_aux, aux_box), p_tree)
@@ -153,8 +190,9 @@ def _check_argnums(argnums, args, name="differentiating"):
 
 
 def _check_input_dtype(x, allow_int, name):
-    dt = core.get_aval(_leaf(x)).dtype
-    if dtypes.kind(dt) not in "fc" and not allow_int:
+    from ._prng import PRNGKeyArray
+    dt = x.dtype if isinstance(x, PRNGKeyArray) else core.get_aval(_leaf(x)).dtype
+    if (isinstance(x, PRNGKeyArray) or dtypes.kind(dt) not in "fc") and not allow_int:
         raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
                         f"of np.inexact), but got {dt.name}. If you want to use Boolean- or "
                         "integer-valued inputs, use vjp or set allow_int to True.")
@@ -221,21 +259,25 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
 
 # ---------------------------------------------------------------- jacobians
 
+def _check_jacfwd_dtype(x, holomorphic):
+    dt = core.get_aval(_leaf(x)).dtype
+    if dtypes.kind(dt) != "f" and not (holomorphic and dtypes.kind(dt) == "c"):
+        raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+                        f"np.floating), but got {dt.name}. For holomorphic differentiation, pass "
+                        "holomorphic=True. For differentiation of non-holomorphic functions "
+                        "involving complex inputs or integer inputs, use jax.jvp directly.")
+
+
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """Forward-mode Jacobian: one jvp per input basis direction (batched by vmap once it exists)."""
     def jacfun(*args, **kwargs):
         from . import numpy as jnp
         nums = _check_argnums(argnums, args)
         dyn = tuple(args[i] for i in nums)
-        d_leaves, d_tree = tree_util.tree_flatten(dyn)
+        d_leaves, d_tree = tree_util.flatten_traced(dyn)
         d_leaves = [_leaf(x) for x in d_leaves]
-        for leaf in d_leaves:
-            dt = core.get_aval(leaf).dtype
-            if dtypes.kind(dt) != "f" and not (holomorphic and dtypes.kind(dt) == "c"):
-                raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
-                                f"np.floating), but got {dt.name}. For holomorphic differentiation, pass "
-                                "holomorphic=True. For differentiation of non-holomorphic functions "
-                                "involving complex inputs or integer inputs, use jax.jvp directly.")
+        # Mapped over the tree, as in jacrev.
+        tree_util.tree_map(lambda leaf: _check_jacfwd_dtype(leaf, holomorphic), dyn)
 
         def f_flat(*leaves):
             full = list(args)
@@ -271,13 +313,13 @@ def _unit(n, j, dtype):
 def _assemble(out, columns, in_tree, single_arg, forward):
     """Stack per-direction results into the out-tree x in-tree Jacobian structure."""
     from . import numpy as jnp
-    out_leaves, out_tree = tree_util.tree_flatten(out)
+    out_leaves, out_tree = tree_util.flatten_traced(out)
     per_in = []
     for in_shape, cols in columns:
         per_out = []
         for o_idx, o in enumerate(out_leaves):
             o_shape = core.get_aval(o).shape
-            stacked = jnp.stack([tree_util.tree_leaves(c)[o_idx] for c in cols], axis=-1) if cols else \
+            stacked = jnp.stack([tree_util.leaves_traced(c)[o_idx] for c in cols], axis=-1) if cols else \
                 jnp.zeros(o_shape + (0,))
             per_out.append(jnp.reshape(stacked, o_shape + in_shape))
         per_in.append(per_out)
@@ -294,8 +336,9 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     def jacfun(*args, **kwargs):
         nums = _check_argnums(argnums, args)
         dyn = tuple(args[i] for i in nums)
-        for leaf in tree_util.tree_leaves(dyn):
-            _check_input_dtype(leaf, allow_int, "jacrev")
+        # Mapped over the tree, as JAX checks: custom nodes are rebuilt around the checks'
+        # None results, so a node whose constructor rejects None fails here as on JAX.
+        tree_util.tree_map(lambda leaf: _check_input_dtype(leaf, allow_int, "jacrev"), dyn)
 
         def f_partial(*dyn_args):
             full = list(args)
@@ -305,7 +348,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         res = vjp(f_partial, *dyn, has_aux=has_aux)
         out, pullback = res[0], res[1]
         aux = res[2] if has_aux else None
-        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_leaves, out_tree = tree_util.flatten_traced(out)
         rows_per_out = []
         for o_idx, o in enumerate(out_leaves):
             aval = core.get_aval(o)
@@ -353,7 +396,7 @@ def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
 
 def linear_transpose(fun, *primals, reduce_axes=()):
     """The transpose of a linear function, traced at the given example primals."""
-    p_leaves, p_tree = tree_util.tree_flatten(primals)
+    p_leaves, p_tree = tree_util.flatten_traced(primals)
     avals = [core.get_aval(_leaf(p)) for p in p_leaves]
     flat, out_tree = flatten_fun_nokwargs(fun, p_tree)
     from .interpreters import partial_eval as pe
@@ -367,7 +410,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
 
     def transposed(*cts):
         ct = cts[0] if len(cts) == 1 else cts
-        ct_leaves, _ = tree_util.tree_flatten(ct)
+        ct_leaves, _ = tree_util.flatten_traced(ct)
         res = ad.backward_pass(jaxpr, consts, [_leaf(c) for c in ct_leaves])
         res = [ad.instantiate(r) for r in res]
         return tree_util.tree_unflatten(p_tree, res)

@@ -9,13 +9,13 @@ the rest (``nothing_saveable``).  Policies in between (dots, names) are accepted
 finer-grained than that: they recompute the dots and named values too.
 
 ``print_saved_residuals(f, *args)`` lists what reverse mode saves: one line per residual,
-``f32[3] from the argument x`` or ``f32[3] output of cos`` (JAX adds the source line of the
-operation; numjax records no source positions).
+``f32[3] from the argument x`` or ``f32[3] output of cos from file.py:6:9 (g)``, the user's
+line that traced the operation (``source_info.py``).
 """
 import inspect
 import types
 
-from . import core, tree_util
+from . import core, source_info, tree_util
 from .custom_derivatives import checkpoint as _remat_checkpoint
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
@@ -36,7 +36,7 @@ batching.defvectorized(name_p)
 
 def checkpoint_name(x, name):
     """``x`` unchanged, tagged ``name`` for the name-based policies (a pytree of arrays)."""
-    return tree_util.tree_map(lambda leaf: name_p.bind(leaf, name=name), x)
+    return tree_util.map_traced(lambda leaf: name_p.bind(leaf, name=name), x)
 
 
 # ---------------------------------------------------------------- policies
@@ -131,13 +131,13 @@ remat = checkpoint
 
 def saved_residuals(f, *args, **kwargs):
     """(aval, description) of each value reverse mode saves for ``f`` at ``args``."""
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    leaves, in_tree = tree_util.flatten_traced((args, kwargs))
     avals = [core.get_aval(x) for x in leaves]
     out_tree_box = []
 
     def flat(*xs):
         a, kw = tree_util.tree_unflatten(in_tree, xs)
-        outs, out_tree = tree_util.tree_flatten(f(*a, **kw))
+        outs, out_tree = tree_util.flatten_traced(f(*a, **kw))
         out_tree_box.append(out_tree)
         return outs
     floats = [ad._is_float(x) for x in leaves]
@@ -154,22 +154,28 @@ def saved_residuals(f, *args, **kwargs):
     known, _, _, num_res = pe.partial_eval_jaxpr(jvp.jaxpr, unknowns, [False] * len(jvp.jaxpr.outvars),
                                                  jvp.consts)
     kj = known.jaxpr
-    producers = {v: e for e in kj.eqns for v in e.outvars}
+    producers = {v: (i, e) for i, e in enumerate(kj.eqns) for v in e.outvars}
     names = _argument_names(f, args, kwargs, in_tree, len(leaves))
-    args, others = [], []
+    # Listed as JAX lists them: literals, constants, arguments (in argument order), then
+    # computed values in the order the program computes them.
+    literals, args, consts, computed = [], [], [], []
     for v in kj.outvars[len(kj.outvars) - num_res:]:
         if type(v) is not Var:
-            continue
-        if v in kj.invars:          # arguments first, in argument order (as JAX lists them)
+            literals.append((v.aval, "from a literal"))
+        elif v in kj.invars:
             k = kj.invars.index(v)
             args.append((k, v.aval, f"from the argument {names[k]}"))
         elif v in kj.constvars:
-            others.append((v.aval, "from a constant"))
-        elif producers[v].primitive is name_p:
-            others.append((v.aval, f"named {producers[v].params['name']!r}"))
+            consts.append((v.aval, "from a constant"))
         else:
-            others.append((v.aval, f"output of {producers[v].primitive.name}"))
-    return [(aval, what) for _, aval, what in sorted(args, key=lambda a: a[0])] + others
+            i, eqn = producers[v]
+            what = (f"named {eqn.params['name']!r}" if eqn.primitive is name_p
+                    else f"output of {eqn.primitive.name}")
+            if eqn.source_info is not None:
+                what += f" from {source_info.summarize(eqn.source_info)}"
+            computed.append((i, v.aval, what))
+    return (literals + consts + [(aval, what) for _, aval, what in sorted(args, key=lambda a: a[0])]
+            + [(aval, what) for _, aval, what in sorted(computed, key=lambda c: c[0])])
 
 
 def _argument_names(f, args, kwargs, in_tree, n):

@@ -105,7 +105,7 @@ def default_backend():
 
 
 def device_put(x, device=None):
-    return tree_util.tree_map(_to_array, x)
+    return tree_util.map_traced(_to_array, x)
 
 
 def _to_array(x):
@@ -179,6 +179,12 @@ class PjitFunction:
     Named as JAX's type is: libraries tell jitted functions by ``type(f).__name__``
     (chex's ``assert_max_traces`` refuses to wrap one)."""
 
+    @property
+    def __signature__(self):
+        # The wrapped function's, even where inspect does not follow __wrapped__ (chex's
+        # fake_pmap asks with follow_wrapped=False), as JAX's jitted functions answer.
+        return inspect.signature(self._fun)
+
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline):
         functools.update_wrapper(self, fun, updated=())
         if not hasattr(self, "__name__"):   # functools.partial and other callables without a name
@@ -210,7 +216,7 @@ class PjitFunction:
 
     def _program(self, args, kwargs):
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
-        leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        leaves, in_tree = tree_util.flatten_traced((dyn_args, dyn_kwargs))
         names = self._leaf_names(len(dyn_args), dyn_kwargs, in_tree)
 
         def trace(avals):
@@ -257,7 +263,7 @@ class PjitFunction:
             base = positional[pos] if pos < len(positional) else f"args[{pos}]"
             names.extend([base] * sub.num_leaves)
         for k in sorted(dyn_kwargs):
-            names.extend([k] * tree_util.tree_structure(dyn_kwargs[k]).num_leaves)
+            names.extend([k] * tree_util.structure_traced(dyn_kwargs[k]).num_leaves)
         return names
 
     # -- JAX's inspection API
@@ -284,9 +290,7 @@ class Traced:
 
     @property
     def out_info(self):
-        return tree_util.tree_unflatten(
-            self._program.out_tree,
-            [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in self._program.out_avals])
+        return _shape_structs(self._program.out_tree, self._program.out_avals)
 
     def lower(self):
         return Lowered(self._jitted, self._program)
@@ -329,7 +333,8 @@ class ShapeDtypeStruct:
     __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
     def __init__(self, shape, dtype, weak_type=False, sharding=None):
-        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        from .dtypes import _is_key_dtype   # key<fry> is no NumPy dtype
+        self.shape, self.dtype = tuple(shape), dtype if _is_key_dtype(dtype) else np.dtype(dtype)
         self.weak_type, self.sharding = weak_type, sharding
 
     ndim = property(lambda self: len(self.shape))
@@ -338,6 +343,17 @@ class ShapeDtypeStruct:
     @property
     def aval(self):
         return core.ShapedArray(self.shape, self.dtype, self.weak_type)
+
+    @classmethod
+    def like(cls, x):
+        """The shape, dtype and weak type of ``x`` (an array, tracer, scalar or struct)."""
+        if isinstance(x, ShapeDtypeStruct):
+            return cls(x.shape, x.dtype, x.weak_type, x.sharding)
+        if isinstance(x, (list, tuple, dict)) or not (hasattr(x, "dtype") or np.isscalar(x)):
+            raise TypeError(f"Cannot interpret value of type {type(x)} as an abstract array; it "
+                            "does not have a dtype attribute")
+        aval = core.get_aval(x)
+        return cls(aval.shape, aval.dtype, aval.weak_type)
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
@@ -370,7 +386,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
     @functools.wraps(fun)
     def make(*args, **kwargs):
         dyn = [a for i, a in enumerate(args) if i not in static]
-        leaves, in_tree = tree_util.tree_flatten((tuple(dyn), kwargs))
+        leaves, in_tree = tree_util.flatten_traced(_key_structs_as_data((tuple(dyn), kwargs)))
         avals = [_abstractify(x) for x in leaves]
 
         def with_statics(a, kw):
@@ -380,10 +396,27 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
         names = pe.arg_names_of(fun, len(args))
         closed = pe.trace_to_jaxpr(flat_fun, avals, pe.debug_info(fun, "make_jaxpr", names))
         if return_shape:
-            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals]
-            return closed, tree_util.tree_unflatten(out_tree[0], shapes)
+            return closed, _shape_structs(out_tree[0], closed.out_avals)
         return closed
     return make
+
+
+def _shape_structs(out_tree, avals):
+    """The ShapeDtypeStructs of traced outputs; a typed key's data becomes a key struct."""
+    from ._prng import PRNGKeyArray, key_dtype_fry
+    shapes = tree_util.tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                                 for a in avals])
+    return tree_util.tree_map(lambda s: ShapeDtypeStruct(s._base.shape[:-1], key_dtype_fry)
+                              if isinstance(s, PRNGKeyArray) else s, shapes)
+
+
+def _key_structs_as_data(tree):
+    """ShapeDtypeStructs of key dtype (what eval_shape returns for keys) as keys over a uint32
+    data struct, so they trace as typed keys do."""
+    from ._prng import KeyDtype, PRNGKeyArray
+    return tree_util.tree_map(
+        lambda s: PRNGKeyArray(ShapeDtypeStruct((*s.shape, 2), np.uint32))
+        if isinstance(s, ShapeDtypeStruct) and isinstance(s.dtype, KeyDtype) else s, tree)
 
 
 def _abstractify(x):

@@ -19,7 +19,7 @@ def flatten_fun_nokwargs(fun, in_tree):
     out_tree = [None]
 
     def flat(*leaves):
-        out_leaves, out_tree[0] = tree_util.tree_flatten(fun(*tree_util.tree_unflatten(in_tree, leaves)))
+        out_leaves, out_tree[0] = tree_util.flatten_traced(fun(*tree_util.tree_unflatten(in_tree, leaves)))
         return [as_leaf(o) for o in out_leaves]
     return flat, out_tree
 

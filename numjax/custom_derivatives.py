@@ -56,12 +56,23 @@ def _unpack(trace, leaves):
     return primals, tangents
 
 
+def _known_value(x):
+    """A value that linearize already knows, as the value itself.  A rule that calls its own
+    function on its primals (``ans = f(x)``) then sees them as JAX shows them under grad,
+    concrete or traced by the transformation below, so Python control flow on them works
+    and an outer JVP still answers the call by the rule."""
+    from .interpreters.partial_eval import PETracer
+    while isinstance(x, PETracer) and x.pval.is_known:
+        x = x.pval.const
+    return x
+
+
 def _prepare_call(custom, args, kwargs):
     """Split a call of a custom-rule function into the JVP trace seeing it (None when no
     JVP applies) and that trace's primals and tangents of the differentiable arguments."""
-    args = _resolve_args(custom.fun, args, kwargs)
+    args = tree_util.map_traced(_known_value, _resolve_args(custom.fun, args, kwargs))
     nondiff, diff = _split_nondiff(args, custom.nondiff_argnums)
-    leaves, tree = tree_util.tree_flatten(diff)
+    leaves, tree = tree_util.flatten_traced(diff)
     trace = _jvp_trace_of(leaves)
     if trace is None:
         return args, nondiff, tree, None, None, None
@@ -88,9 +99,9 @@ class custom_jvp:
                 if fn is None:
                     continue
                 contrib = fn(t, ans, *primals)
-                out = contrib if out is None else tree_util.tree_map(lambda a, b: a + b, out, contrib)
+                out = contrib if out is None else tree_util.map_traced(lambda a, b: a + b, out, contrib)
             if out is None:
-                out = tree_util.tree_map(lambda a: a * 0, ans)
+                out = tree_util.map_traced(lambda a: a * 0, ans)
             return ans, out
         self.defjvp(jvp)
 
@@ -106,8 +117,8 @@ def _custom_jvp_rule(custom, nondiff, tree):
         p_args = tree_util.tree_unflatten(tree, primals)
         t_args = tree_util.tree_unflatten(tree, [ad.instantiate(t) for t in tangents])
         out, t_out = custom.jvp(*nondiff, tuple(p_args), tuple(t_args))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        t_leaves, t_tree = tree_util.tree_flatten(t_out)
+        out_leaves, out_tree = tree_util.flatten_traced(out)
+        t_leaves, t_tree = tree_util.flatten_traced(t_out)
         if out_tree != t_tree:
             raise TypeError("Custom JVP rule must produce primal and tangent outputs with equal container "
                             f"(pytree) structures, but got {out_tree} and {t_tree} respectively.")
@@ -119,13 +130,22 @@ def _call_with_rule(custom, prim, make_rule, args, kwargs):
     """``custom.fun(*args)``, answered by its rule when a JVP sees the call, and staged as
     one ``prim`` equation (which keeps the rule) under any other trace."""
     args, nondiff, tree, trace, primals, tangents = _prepare_call(custom, args, kwargs)
-    if trace is None and core._no_trace_active():
+    if trace is None and _only_evaluated(args):
         return custom.fun(*args)
     rule = make_rule(custom, nondiff, tree)
     if trace is None:
         return _stage(custom, prim, rule, args, nondiff, tree)
     out_leaves, t_leaves, out_tree = rule(primals, tangents)
     return tree_util.tree_unflatten(out_tree, [ad.JVPTracer(trace, p, t) for p, t in zip(out_leaves, t_leaves)])
+
+
+def _only_evaluated(args):
+    """Whether no transformation sees ``args`` (ops on them evaluate now): no trace is active,
+    or the active ones (linearize's partial evaluation) have already known them away."""
+    if core._no_trace_active():
+        return True
+    leaves = [x for x in tree_util.leaves_traced(args) if isinstance(x, core.Tracer)]
+    return isinstance(core.find_top_trace(leaves), core.EvalTrace)
 
 
 class _Rule:
@@ -160,7 +180,7 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_tree, out_tree
     ct_in = bwd(*nondiff, residuals, ct_out)
     if not isinstance(ct_in, (tuple, list)):
         raise TypeError(f"Custom VJP bwd rule must produce a tuple, got {type(ct_in).__name__}.")
-    ct_leaves = tree_util.tree_leaves(tuple(ct_in), is_leaf=lambda x: x is None)
+    ct_leaves = tree_util.leaves_traced(tuple(ct_in), is_leaf=lambda x: x is None)
     flat = []
     for c, aval in zip(ct_leaves, in_tree[2]):
         flat.append(ad.zeros_like_aval(aval) if c is None else c)
@@ -198,8 +218,8 @@ def _custom_vjp_rule(custom, nondiff, tree):
     (transposed by ``bwd``) for the tangents."""
     def rule(primals, tangents):
         out, res = custom.fwd(*nondiff, *tree_util.tree_unflatten(tree, primals))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        res_leaves, res_tree = tree_util.tree_flatten(res)
+        out_leaves, out_tree = tree_util.flatten_traced(out)
+        res_leaves, res_tree = tree_util.flatten_traced(res)
         in_avals = tuple(ad._tangent_aval(core.get_aval(_leaf(p))) for p in primals)
         out_avals = tuple(ad._tangent_aval(core.get_aval(_leaf(o))) for o in out_leaves)
         t_outs = custom_lin_p.bind(*[_leaf(r) for r in res_leaves], *map(ad.instantiate, tangents),
@@ -239,7 +259,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         args = _resolve_args(fun, args, kwargs)
         static = {i: args[i] for i in static_argnums}
         dyn = tuple(a for i, a in enumerate(args) if i not in static)
-        leaves, tree = tree_util.tree_flatten(dyn)
+        leaves, tree = tree_util.flatten_traced(dyn)
         trace = _jvp_trace_of(leaves)
         if trace is None:
             return fun(*args)
@@ -266,14 +286,14 @@ remat = checkpoint
 
 def _stage(custom, prim, rule, args, nondiff, tree):
     from .interpreters import partial_eval as pe
-    diff_leaves = [_leaf(x) for x in tree_util.tree_leaves(_split_nondiff(args, custom.nondiff_argnums)[1])]
+    diff_leaves = [_leaf(x) for x in tree_util.leaves_traced(_split_nondiff(args, custom.nondiff_argnums)[1])]
     out_tree_box = []
 
     def flat(*leaves):
         full = list(args)
         diff = iter(tree_util.tree_unflatten(tree, leaves))
         full = [a if i in custom.nondiff_argnums else next(diff) for i, a in enumerate(full)]
-        out_leaves, out_tree = tree_util.tree_flatten(custom.fun(*full))
+        out_leaves, out_tree = tree_util.flatten_traced(custom.fun(*full))
         out_tree_box.append(out_tree)
         return [_leaf(o) for o in out_leaves]
     jaxpr, consts = pe.closure_convert(pe.trace_to_jaxpr(flat, [core.get_aval(x) for x in diff_leaves]))
@@ -328,8 +348,11 @@ def _custom_call_batch(prim):
 
 
 def _print_custom_call(params):
-    return {"name": params["name"], "call_jaxpr": params["call_jaxpr"], "jvp": params["rule"],
-            "num_consts": params["num_consts"], "symbolic_zeros": False}
+    # JAX shows num_consts only when the body closes over values.
+    shown = {"name": params["name"], "call_jaxpr": params["call_jaxpr"], "jvp": params["rule"]}
+    if params["num_consts"]:
+        shown["num_consts"] = params["num_consts"]
+    return dict(shown, symbolic_zeros=False)
 
 
 for _prim in (custom_jvp_call_p, custom_vjp_call_p):

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from . import core
+from . import core, source_info
 
 
 class Var:
@@ -24,7 +24,8 @@ class Var:
         self.count = Var._counter
 
     def __repr__(self):
-        return f"Var({self.count}:{self.aval.str_short(True)})"
+        # JAX's form: the object's id and the full type.
+        return f"Var(id={id(self)}):{self.aval.str_short()}"
 
 
 class Literal:
@@ -34,14 +35,19 @@ class Literal:
         self.val, self.aval = val, aval
 
     def __repr__(self):
-        return _format_literal(self)
+        # JAX's form: an integer literal shows its dtype, a float or bool only its value.
+        val = self.val.item() if isinstance(self.val, np.ndarray) and self.val.ndim == 0 else self.val
+        if isinstance(val, (int, np.integer)) and not isinstance(val, (bool, np.bool_)):
+            return f"Literal(TypedInt({int(val)}, dtype={self.aval.dtype.name}))"
+        return f"Literal({val!r})"
 
 
 class JaxprEqn:
-    __slots__ = ("primitive", "invars", "outvars", "params")
+    __slots__ = ("primitive", "invars", "outvars", "params", "source_info")
 
-    def __init__(self, primitive, invars, outvars, params):
+    def __init__(self, primitive, invars, outvars, params, source_info=None):
         self.primitive, self.invars, self.outvars, self.params = primitive, invars, outvars, params
+        self.source_info = source_info      # the user's code that traced it (source_info.py)
 
     def __repr__(self):
         return pp_eqn(self, _Names(), 0)
@@ -72,6 +78,10 @@ class ClosedJaxpr:
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
+    constvars = property(lambda self: self.jaxpr.constvars)
+    invars = property(lambda self: self.jaxpr.invars)
+    outvars = property(lambda self: self.jaxpr.outvars)
+    literals = property(lambda self: self.consts)     # JAX's other name for the constants
 
     def __str__(self):
         return str(self.jaxpr)
@@ -97,12 +107,18 @@ def eval_jaxpr(jaxpr, consts, *args):
         write(v, val)
     for v, val in zip(jaxpr.invars, args):
         write(v, val)
-    for eqn in jaxpr.eqns:
-        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
-        if not eqn.primitive.multiple_results:
-            outs = [outs]
-        for v, val in zip(eqn.outvars, outs):
-            write(v, val)
+    # What an equation stages when re-evaluated under a trace keeps the equation's position.
+    outer = source_info.set_running(None)
+    try:
+        for eqn in jaxpr.eqns:
+            source_info.set_running(eqn.source_info or outer)
+            outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
+            for v, val in zip(eqn.outvars, outs):
+                write(v, val)
+    finally:
+        source_info.set_running(outer)
     return [read(v) for v in jaxpr.outvars]
 
 

@@ -39,7 +39,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             axes = tuple(a for i, a in enumerate(axes) if i not in static)
         if not isinstance(axes, tuple):
             axes = (axes,) * len(dyn)
-        leaves, in_tree = tree_util.tree_flatten(dyn)
+        leaves, in_tree = tree_util.flatten_traced(dyn)
         if not core._no_trace_active():
             # Under jit/grad/vmap (arguments or closed-over values may be tracers): pmap means vmap
             # with the named axis (devices only change where the shards run), so the enclosing
@@ -47,6 +47,12 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             return _pmap_as_vmap(fun, args, static, axes, dyn, n_dev, axis_name, out_axes)
         leaves = [_leaf(x) for x in leaves]
         specs = _broadcast_prefix(axes, dyn, "in_axes")
+        for x, d in zip(leaves, specs):
+            nd = core.get_aval(x).ndim
+            if d is not None and not -nd <= d < nd:
+                raise ValueError(f"pmap was requested to map its argument along axis {d}, which "
+                                 f"implies that its rank should be at least {max(d, -d - 1) + 1}, "
+                                 f"but is only {nd} (its shape is {core.get_aval(x).shape})")
         sizes = {core.get_aval(x).shape[d % core.get_aval(x).ndim] for x, d in zip(leaves, specs) if d is not None}
         if len(sizes) != 1:
             raise ValueError(f"pmap got inconsistent sizes for array axes to be mapped: {sorted(sizes)}")
@@ -76,7 +82,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 
 def _pmap_as_vmap(fun, args, static, axes, dyn, n_dev, axis_name, out_axes):
     from .vmap_api import vmap
-    leaves = tree_util.tree_leaves(dyn)
+    leaves = tree_util.leaves_traced(dyn)
     specs = _broadcast_prefix(axes, dyn, "in_axes")
     sizes = {core.get_aval(x).shape[d % core.get_aval(x).ndim] for x, d in zip(leaves, specs) if d is not None}
     if len(sizes) == 1 and next(iter(sizes)) > n_dev:

@@ -465,6 +465,55 @@ def flatten_one_level_with_keys(tree):
     return tuple(tuple(p) for p in pairs), aux
 
 
+# -- the transformations' view
+
+# Types that are leaves to users but that transformations look through: typed PRNG key
+# arrays are pytree leaves in JAX, yet jit/vmap/grad/scan trace plain arrays, so they
+# flatten a key into its uint32 data and unflattening the same treedef wraps it back.
+_traced_nodes = {}
+
+
+def register_traced_node(nodetype, flatten_func, unflatten_func):
+    """``nodetype`` stays a leaf of ``tree_flatten``; ``flatten_traced`` flattens it as a node."""
+    _traced_nodes[nodetype] = _NodeType(flatten_func, unflatten_func, nodetype.__name__, nodetype)
+
+
+def _traced_node_type(x):
+    return _node_type(x) or _traced_nodes.get(type(x))
+
+
+def _flatten_traced(x, leaves, is_leaf):
+    nt = None if is_leaf is not None and is_leaf(x) else _traced_node_type(x)
+    if nt is None:
+        leaves.append(x)
+        return _LEAF
+    start = len(leaves)
+    children, aux = nt.to_iter(x)
+    kids = tuple([_flatten_traced(c, leaves, is_leaf) for c in children])
+    return PyTreeDef(nt, aux, kids, len(leaves) - start)
+
+
+def flatten_traced(tree, is_leaf=None):
+    """``tree_flatten`` with the traced-only nodes (typed keys) flattened down to their data."""
+    leaves = []
+    return leaves, _flatten_traced(tree, leaves, is_leaf)
+
+
+def leaves_traced(tree, is_leaf=None):
+    return flatten_traced(tree, is_leaf)[0]
+
+
+def structure_traced(tree, is_leaf=None):
+    return flatten_traced(tree, is_leaf)[1]
+
+
+def map_traced(f, tree, *rest, is_leaf=None):
+    """``tree_map`` over the leaves ``flatten_traced`` finds."""
+    leaves, treedef = flatten_traced(tree, is_leaf)
+    others = [_flatten_up_to_named(treedef, tree, r, is_leaf, "tree_map tree") for r in rest]
+    return treedef.unflatten([f(*xs) for xs in zip(leaves, *others)])
+
+
 # -- flatten up to a prefix
 
 _NONE_PREFIX_HINT = (
@@ -513,7 +562,7 @@ def _flatten_up_to_into(treedef, tree, out):
             raise ValueError(f"Named tuple type mismatch: expected type: {nt.type!r}, tuple: {tree!r}.")
         children = tree
     else:
-        if _node_type(tree) is not nt:
+        if _traced_node_type(tree) is not nt:
             raise ValueError(f"Custom node type mismatch: expected type: {nt.type!r}, value: {tree!r}.")
         children, aux = nt.to_iter(tree)
         if _hashable(aux) != _hashable(treedef.aux):

@@ -21,8 +21,18 @@ def _broadcast_prefix(prefix, tree, what):
                          f"got specification {prefix} for value tree {tree_util.tree_structure(tree)}.") from err
     out = []
     for spec, sub in zip(p_leaves, subtrees):
-        out.extend([spec] * len(tree_util.tree_leaves(sub)))
+        for leaf in tree_util.tree_leaves(sub):
+            out.extend([_data_axis(spec, leaf)] * len(tree_util.leaves_traced(leaf)))
     return out
+
+
+def _data_axis(spec, leaf):
+    """The axis spec for the traced data of ``leaf``: a typed key's data has one trailing
+    axis (the key words) more than the key array, so negative axes count from before it."""
+    from ._prng import PRNGKeyArray
+    if isinstance(leaf, PRNGKeyArray) and isinstance(spec, int) and spec < 0:
+        return spec - 1
+    return spec
 
 
 def _check_prefix(treedef, tree):
@@ -76,9 +86,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                              f"{len(axes)}, len(args)={len(args)}")
         if not isinstance(axes, tuple):
             axes = (axes,) * len(args)
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        leaves, in_tree = tree_util.flatten_traced((args, kwargs))
         specs = (_broadcast_prefix(axes, args, "in_axes")
-                 + [0] * len(tree_util.tree_leaves(kwargs)))
+                 + [0] * len(tree_util.leaves_traced(kwargs)))
         leaves = [_leaf(x) for x in leaves]
         dims = [_normalize_in_axis(d, x) for d, x in zip(specs, leaves)]
         size = _axis_size(fun, args, kwargs, leaves, specs, dims, axis_size)
@@ -87,7 +97,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         def flat_fun(*flat):
             a, kw = tree_util.tree_unflatten(in_tree, flat)
             out = fun(*a, **kw)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_leaves, out_tree = tree_util.flatten_traced(out)
             out_tree_box.append((out, out_tree))
             return [_leaf(o) for o in out_leaves]
 

@@ -67,7 +67,10 @@ def test_checkpoint_gradients_do_not_depend_on_policy(policy):
 def test_saved_residuals_plain_and_remat(capsys):
     plain = saved_residuals(_f, X, W)
     assert plain[:2] == [(X.aval, "from the argument x"), (W.aval, "from the argument w")]
-    assert sorted(w for _, w in plain[2:]) == ["output of cos", "output of cos", "output of sin"]
+    # Each computed residual names the user's line that traced it: "output of cos from f.py:14:24 (_f)".
+    whats = [w.split(" from ") for _, w in plain[2:]]
+    assert sorted(w for w, _ in whats) == ["output of cos", "output of cos", "output of sin"]
+    assert all(where.startswith(__file__ + ":") and where.endswith(" (_f)") for _, where in whats)
     assert saved_residuals(jax.checkpoint(_f, policy=P.everything_saveable), X, W) == plain
     for policy in (None, P.nothing_saveable):
         print_saved_residuals(jax.checkpoint(_f, policy=policy), X, W)

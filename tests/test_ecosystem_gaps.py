@@ -89,3 +89,17 @@ def test_xla_flags_device_count_read_when_devices_start():
                          timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["3", "['cpu']"]
+
+
+def test_jitted_function_signature_without_following_wrapped():
+    import inspect
+
+    def foo(x, y=1, *, z=2):
+        return x
+    sig = inspect.signature(jax.jit(foo), follow_wrapped=False)   # chex's fake_pmap asks so
+    assert str(sig) == "(x, y=1, *, z=2)"
+
+
+def test_pmap_of_a_scalar_is_a_value_error():
+    with pytest.raises(ValueError, match="rank should be at least 1"):
+        jax.pmap(lambda x, y: x + y)(jnp.ones(1), 100)

@@ -18,7 +18,8 @@ SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
 SLOW = {"quickstart.py", "ode_scan.py"}   # ~20-30 s warm, more on a cold Numba cache
 # Plain JAX scripts using other libraries: run with `python -m numjax`, skipped where a
 # library is not installed (tests/compat/test_ecosystem_vs_jax.py compares them with JAX).
-LIBRARY_SCRIPTS = {"flax_mlp.py": ("flax", "optax"), "equinox_mlp.py": ("equinox", "optax")}
+LIBRARY_SCRIPTS = {"flax_mlp.py": ("flax", "optax"), "flax_cnn.py": ("flax", "optax"),
+                   "equinox_mlp.py": ("equinox", "optax")}
 
 
 def _run(script):

@@ -1,8 +1,25 @@
 """``jax._src.util``: small helpers libraries import from JAX's internals."""
 import functools
 
-safe_map = map
-safe_zip = zip
+def safe_map(f, *args):
+    """``list(map(f, *args))``, with arguments of unequal lengths an error (as JAX's)."""
+    args = [list(a) for a in args]
+    for i, a in enumerate(args[1:], 1):
+        if len(a) != len(args[0]):
+            raise ValueError(f"safe_map() argument {i + 1} is "
+                             f"{'shorter' if len(a) < len(args[0]) else 'longer'} than argument 1")
+    return list(map(f, *args))
+
+
+def safe_zip(*args):
+    """``list(zip(*args))``, with arguments of unequal lengths an error (as JAX's)."""
+    args = [list(a) for a in args]
+    lengths = tuple(len(a) for a in args)
+    for i, n in enumerate(lengths[1:], 1):
+        if n != lengths[0]:
+            raise ValueError(f"safe_zip() argument {i} has length {n} but argument 0 has length "
+                             f"{lengths[0]}. All lengths: {lengths}")
+    return list(zip(*args))
 
 
 def unzip2(pairs):

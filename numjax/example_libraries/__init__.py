@@ -1,2 +1,2 @@
 """``jax.example_libraries``: JAX's small reference libraries, written for numjax from their
-documented API (optimizers so far)."""
+documented API: ``optimizers`` and the ``stax`` layer library."""

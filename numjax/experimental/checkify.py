@@ -45,7 +45,7 @@ def checkify(f, errors=user_checks):
         out_tree = []
 
         def flat_fun():
-            leaves, treedef = tree_util.tree_flatten(f(*args, **kwargs))
+            leaves, treedef = tree_util.flatten_traced(f(*args, **kwargs))
             out_tree.append(treedef)
             return leaves
         closed = pe.trace_to_jaxpr(flat_fun, [])
@@ -71,7 +71,7 @@ def _check(pred, msg, debug, fmt_args, fmt_kwargs):
     from .. import numpy as jnp
     if not _is_scalar_pred(pred):
         raise TypeError(f"{'debug_check' if debug else 'check'} takes a scalar pred as argument, got {pred}")
-    for arg in tree_util.tree_leaves((fmt_args, fmt_kwargs)):
+    for arg in tree_util.leaves_traced((fmt_args, fmt_kwargs)):
         if not isinstance(arg, (Array, core.Tracer, np.ndarray)):
             raise TypeError("Formatting arguments to checkify.check need to be PyTrees of arrays, but "
                             f"got {arg!r} of type {type(arg)}.")

@@ -121,7 +121,7 @@ class FailedCheckError(JaxException):
         return self.fmt_string.format(*self.args, **self.kwargs) + " (`check` failed)"
 
     def get_effect_type(self):
-        leaves = tree_util.tree_leaves((self.args, self.kwargs))
+        leaves = tree_util.leaves_traced((self.args, self.kwargs))
         return ErrorEffect(FailedCheckError, tuple(_shape_dtype(x) for x in leaves))
 
 
@@ -258,7 +258,7 @@ def _code_array(code):
 def assert_func(error, pred, new_error):
     """``error`` updated with ``new_error`` where ``pred`` (a failure flag) is True."""
     code = next_code()
-    payload, treedef = tree_util.tree_flatten(new_error)
+    payload, treedef = tree_util.flatten_traced(new_error)
     return update_error(error, pred, _code_array(code), {code: treedef}, payload,
                         new_error.get_effect_type())
 

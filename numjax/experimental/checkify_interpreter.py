@@ -84,7 +84,7 @@ def check_error_value(error, debug=False):
     """Bind ``check_p`` on ``error``: raise now if it holds a failure and nothing is traced."""
     if any(np.shape(p) for p in error._pred.values()):
         error = _reduce_any_error(error)
-    leaves, treedef = tree_util.tree_flatten(error)
+    leaves, treedef = tree_util.flatten_traced(error)
     return check_p.bind(*leaves, err_tree=treedef, debug=debug)
 
 
@@ -176,7 +176,7 @@ error_checks[check_p] = _discharge_check
 # ---------------------------------------------------------------- nested jaxprs
 
 def _flatten_error(error):
-    leaves, treedef = tree_util.tree_flatten(error)
+    leaves, treedef = tree_util.flatten_traced(error)
     return list(leaves), treedef
 
 

@@ -1,12 +1,15 @@
 """``jax.extend.source_info_util``: where in user code an operation came from.
 
-numjax records no source locations in its jaxprs; these keep the API (names stacks are
-plain strings, ``current()`` an empty record) so libraries that register their files as
-"not user code" or push names work unchanged.
+A staged equation records the user's line that traced it (``numjax/source_info.py``);
+``current()`` returns that position as its ``traceback`` and ``summarize`` prints it as JAX
+does.  Name stacks are plain strings.  Files registered as "not user code" are skipped when
+the position is looked up.
 """
 import contextlib
 
-_excluded_paths = []
+from .. import source_info as _source_info
+
+_excluded_paths = _source_info.excluded_paths
 
 
 def register_exclusion(path):
@@ -37,7 +40,7 @@ def new_source_info():
 
 
 def current():
-    return SourceInfo(None, _name_stack[-1])
+    return SourceInfo(_source_info.current(), _name_stack[-1])
 
 
 def current_name_stack():
@@ -49,7 +52,7 @@ def new_name_stack(name=""):
 
 
 def summarize(source_info, num_frames=1):
-    return "unknown"
+    return _source_info.summarize(getattr(source_info, "traceback", source_info))
 
 
 @contextlib.contextmanager

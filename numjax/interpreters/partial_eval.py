@@ -9,7 +9,7 @@ import inspect
 
 import numpy as np
 
-from .. import core
+from .. import core, source_info
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
 
@@ -62,7 +62,8 @@ class JaxprBuilder:
 
     def add_eqn(self, primitive, in_tracers, out_avals, params):
         outvars = [Var(a) for a in out_avals]
-        eqn = JaxprEqn(primitive, [self.atom(t) for t in in_tracers], outvars, params)
+        eqn = JaxprEqn(primitive, [self.atom(t) for t in in_tracers], outvars, params,
+                       source_info.current())
         self.eqns.append(eqn)
         for v in outvars:
             self.producers[v] = eqn

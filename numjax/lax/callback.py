@@ -38,7 +38,7 @@ class FlatCallback:
 
     def __call__(self, *flat_args):
         args, kwargs = tree_util.tree_unflatten(self.in_tree, flat_args)
-        return tree_util.tree_leaves(self.callback_func(*args, **kwargs))
+        return tree_util.leaves_traced(self.callback_func(*args, **kwargs))
 
     def __eq__(self, other):
         return (type(other) is FlatCallback and self.callback_func is other.callback_func
@@ -178,7 +178,7 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     if vmap_method not in VMAP_METHODS:
         raise ValueError(f"vmap_method must be on of the allowed methods {VMAP_METHODS}, "
                          f"but got: {vmap_method}")
-    flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
+    flat_args, in_tree = tree_util.flatten_traced((args, kwargs))
     result_avals, out_tree = _result_avals(result_shape_dtypes)
     outs = pure_callback_p.bind(*flat_args, callback=FlatCallback(callback, in_tree),
                                 result_avals=result_avals, sharding=sharding, vmap_method=vmap_method)
@@ -213,7 +213,7 @@ batching.batch_rules[io_callback_p] = _io_callback_batch
 def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=False, **kwargs):
     """Calls the impure Python function ``callback``; never dropped as dead code, and with
     ``ordered=True`` run in program order relative to other ordered effects."""
-    flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
+    flat_args, in_tree = tree_util.flatten_traced((args, kwargs))
     result_avals, out_tree = _result_avals(result_shape_dtypes)
     outs = io_callback_p.bind(*flat_args, callback=FlatCallback(callback, in_tree),
                               result_avals=result_avals, sharding=sharding, ordered=ordered)
@@ -260,7 +260,7 @@ debug_callback_p = make_primitive("debug_callback", _debug_callback_impl, _no_ou
 def _split_static(args, kwargs):
     """Flat leaves of (args, kwargs): those with an abstract value travel as operands; the
     rest (strings, None, objects) are kept aside and merged back when the callback runs."""
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    leaves, in_tree = tree_util.flatten_traced((args, kwargs))
     static, dynamic = {}, []
     for i, leaf in enumerate(leaves):
         try:

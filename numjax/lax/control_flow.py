@@ -174,7 +174,7 @@ def _promote_weak_inputs(leaves, in_avals, out_avals):
 
 
 def _bind_cond(index, branches_funs, operands, api_name, names, ref=0):
-    leaves, in_tree = tree_util.tree_flatten(operands)
+    leaves, in_tree = tree_util.flatten_traced(operands)
     leaves = [_leaf(x) for x in leaves]
     avals = _avals(leaves)
     traced = [_trace(f, in_tree, avals) for f in branches_funs]
@@ -285,7 +285,7 @@ def while_loop(cond_fun, body_fun, init_val):
         while bool(cond_fun(val)):
             val = body_fun(val)
         return val
-    leaves, in_tree = tree_util.tree_flatten(init_val)
+    leaves, in_tree = tree_util.flatten_traced(init_val)
     leaves = [_leaf(x) for x in leaves]
 
     def trace(avals):
@@ -361,7 +361,7 @@ scan_p = make_primitive("scan", _scan_impl, _scan_abstract, multiple_results=Tru
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
-    x_leaves, x_tree = tree_util.tree_flatten(xs)
+    x_leaves, x_tree = tree_util.flatten_traced(xs)
     x_leaves = [_leaf(x) for x in x_leaves]
     if any(core.get_aval(x).ndim == 0 for x in x_leaves):
         raise ValueError("scan got value with no leading axis to scan over: "
@@ -380,7 +380,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         raise ValueError("scan got no values to scan over and `length` not provided.")
     else:
         n = sizes[0]
-    c_leaves, c_tree = tree_util.tree_flatten(init)
+    c_leaves, c_tree = tree_util.flatten_traced(init)
     c_leaves = [_leaf(c) for c in c_leaves]
     x_avals = [core.get_aval(x).update(shape=core.get_aval(x).shape[1:]) for x in x_leaves]
 
@@ -394,8 +394,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
             if not isinstance(out, (tuple, list)) or len(out) != 2:
                 raise TypeError(f"scan body output must be a pair, got {out!r}.")
             new_carry, y = out
-            cl, ct = tree_util.tree_flatten(new_carry)
-            yl, yt = tree_util.tree_flatten(y)
+            cl, ct = tree_util.flatten_traced(new_carry)
+            yl, yt = tree_util.flatten_traced(y)
             out_tree_box.append((ct, yt, len(cl)))
             return [_leaf(v) for v in cl] + [_leaf(v) for v in yl]
 
@@ -435,13 +435,14 @@ def fori_loop(lower, upper, body_fun, init_val, unroll=None):
         return out
     lo, hi = _leaf(lower), _leaf(upper)
 
+    # The carry is (index, upper bound, value), the order JAX's jaxprs show.
     def cond_fun(c):
-        return c[0] < c[2]
+        return c[0] < c[1]
 
     def body(c):
-        i, val, u = c
-        return i + 1, body_fun(i, val), u
-    return while_loop(cond_fun, body, (lo, init_val, hi))[1]
+        i, u, val = c
+        return i + 1, u, body_fun(i, val)
+    return while_loop(cond_fun, body, (lo, hi, init_val))[2]
 
 
 def map(f, xs, batch_size=None):  # noqa: A001

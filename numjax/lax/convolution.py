@@ -12,7 +12,8 @@ block; batch groups split N and O into B blocks the same way.
 
 The eager implementation (``conv_numpy``, shared with the CPU backend's driver) forms the
 "im2col" patch matrix of lhs with a strided view and contracts it with rhs in one BLAS matmul
-per group.
+per group; without groups the patch matrix follows the operands' memory order
+(``_conv_ungrouped``), so the gradient convolutions' unusual dimension numbers cost no transposes.
 """
 import builtins
 from collections import namedtuple
@@ -255,10 +256,129 @@ def window_view(x, axes, window, strides, dilation):
 def conv_numpy(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                feature_group_count, batch_group_count, out_dtype):
     """conv_general_dilated on numpy arrays: im2col patches, then one matmul per group."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    nd = len(lhs_spec) - 2
     out_dtype = np.dtype(out_dtype)
     acc = np.dtype(np.int64) if out_dtype == np.bool_ else out_dtype
+    if feature_group_count == 1 and batch_group_count == 1:
+        res = _conv_ungrouped(lhs.astype(acc, copy=False), rhs.astype(acc, copy=False), window_strides,
+                              padding, lhs_dilation, rhs_dilation, dimension_numbers)
+        if acc != out_dtype:
+            res = res != 0 if out_dtype == np.bool_ else res.astype(out_dtype)
+        return res
+    return _conv_grouped(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+                         feature_group_count, batch_group_count, out_dtype, acc)
+
+
+def _contiguous_run(shape, strides, itemsize):
+    """How many elements a copy walking these axes (innermost last) reads per contiguous run."""
+    run = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size == 1:
+            continue
+        if stride != run * itemsize:
+            break
+        run *= size
+    return run
+
+
+def _conv_ungrouped(x, w, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers):
+    """One im2col matmul laid out after the operands' memory order, not a fixed layout.
+
+    Gradient convolutions arrive with unusual dimension numbers (the weight gradient treats the
+    batch axis as the contracted feature axis and the forward pass's output as its kernel), so
+    transposing every operand to channels-last costs copies as large as the patch matrix.
+    Instead lhs is padded in its own axis order, the patch view keeps that order (each spatial
+    axis split into an output-position and a window axis), and the copy into the patch matrix
+    (in cache-sized blocks, ``_blocked_matmul``) is written rows-major or columns-major, whichever
+    reads longer contiguous runs; the other orientation reaches BLAS as a transposed operand,
+    which costs nothing.  The kernel's
+    columns follow the same order, so a kernel stored like the patches (the forward output in
+    a weight gradient) is a free view."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    nd = len(lhs_spec) - 2
+    cfg = [(0, 0, 0)] * x.ndim
+    for i in range(nd):
+        cfg[lhs_spec[2 + i]] = (padding[i][0], padding[i][1], lhs_dilation[i] - 1)
+    if any(lo or hi or it for lo, hi, it in cfg):
+        x = pad_numpy(x, 0, cfg)
+    spatial_index = {a: i for i, a in enumerate(lhs_spec[2:])}
+    kshape = [w.shape[a] for a in rhs_spec[2:]]
+    # Patch axes, in lhs's axis order: "b" (batch), "f" (feature), ("y", i) and ("k", i).
+    labels, shape, strides = [], [], []
+    for a, (size, stride) in enumerate(zip(x.shape, x.strides)):
+        if a in spatial_index:
+            i = spatial_index[a]
+            span = _dilated(kshape[i], rhs_dilation[i])
+            labels += [("y", i), ("k", i)]
+            shape += [builtins.max((size - span) // window_strides[i] + 1, 0) if size >= span else 0, kshape[i]]
+            strides += [stride * window_strides[i], stride * rhs_dilation[i]]
+        else:
+            labels.append("b" if a == lhs_spec[0] else "f")
+            shape.append(size)
+            strides.append(stride)
+    patches = np.lib.stride_tricks.as_strided(x, tuple(shape), tuple(strides), writeable=False)
+    rows = [j for j, lab in enumerate(labels) if lab == "b" or lab[0] == "y"]
+    cols = [j for j, lab in enumerate(labels) if lab == "f" or lab[0] == "k"]
+    m = int(np.prod([shape[j] for j in rows], dtype=np.int64))
+    kc = int(np.prod([shape[j] for j in cols], dtype=np.int64))
+
+    def run(order):
+        return _contiguous_run([shape[j] for j in order], [strides[j] for j in order], x.itemsize)
+    cols_first = run(cols + rows) > run(rows + cols)
+    w_axes = [rhs_spec[1] if labels[j] == "f" else rhs_spec[2 + labels[j][1]] for j in cols]
+    o = w.shape[rhs_spec[0]]
+    if rhs_spec[0] == 0:      # O outermost (OIHW): the transposed view needs no copy
+        wm = np.transpose(w, [rhs_spec[0]] + w_axes).reshape(o, kc).T
+    else:
+        wm = np.transpose(w, w_axes + [rhs_spec[0]]).reshape(kc, o)
+    res = _blocked_matmul(patches.transpose(cols + rows if cols_first else rows + cols), cols_first, m, kc, wm)
+    res = res.reshape([shape[j] for j in rows] + [o])
+    res_labels = [labels[j] for j in rows] + ["o"]
+    out_labels = [None] * x.ndim
+    out_labels[out_spec[0]], out_labels[out_spec[1]] = "b", "o"
+    for i in range(nd):
+        out_labels[out_spec[2 + i]] = ("y", i)
+    return np.ascontiguousarray(res.transpose([res_labels.index(lab) for lab in out_labels]))
+
+
+# Patch-matrix blocks of about this size are copied and multiplied one at a time, so BLAS reads
+# each block while it is still in cache: measured 1.2x to 1.5x faster than one whole-matrix copy
+# for the benchmark CNN's 32- and 64-channel layers (blocks of 256 KiB to 4 MiB tried).
+_PATCH_BLOCK_BYTES = 1 << 20
+
+
+def _blocked_matmul(patches, cols_first, m, kc, wm):
+    """(m, kc) patch matrix @ ``wm`` (kc, o), the matrix copied from the strided ``patches`` view
+    block by block along its leading axis: a block of rows gives its own result rows; a block
+    of columns (``cols_first``: the copy reads lhs better column by column) gives a partial
+    product to add up."""
+    lead = patches.shape[0] if patches.ndim else 0
+    if m * kc == 0 or lead == 0:
+        return np.zeros((m, wm.shape[1]), np.result_type(patches.dtype, wm.dtype))
+    per_index = m * kc // lead
+    step = builtins.max(1, _PATCH_BLOCK_BYTES // builtins.max(1, per_index * patches.itemsize))
+    if cols_first:
+        k_step = kc // lead
+        res = None
+        for s0 in range(0, lead, step):
+            s1 = builtins.min(lead, s0 + step)
+            block = np.ascontiguousarray(patches[s0:s1]).reshape((s1 - s0) * k_step, m)
+            part = np.matmul(block.T, wm[s0 * k_step:s1 * k_step])
+            res = part if res is None else np.add(res, part, out=res)
+        return res
+    m_step = m // lead
+    res = np.empty((m, wm.shape[1]), np.result_type(patches.dtype, wm.dtype))
+    for s0 in range(0, lead, step):
+        s1 = builtins.min(lead, s0 + step)
+        block = np.ascontiguousarray(patches[s0:s1]).reshape((s1 - s0) * m_step, kc)
+        np.matmul(block, wm, out=res[s0 * m_step:s1 * m_step])
+    return res
+
+
+def _conv_grouped(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+                  feature_group_count, batch_group_count, out_dtype, acc):
+    """Feature or batch groups: channels-last operands, one matmul per group."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    nd = len(lhs_spec) - 2
     # Channels-last working layouts: x (N, spatial..., C), w (spatial..., I, O).
     x = np.transpose(lhs, (lhs_spec[0],) + tuple(lhs_spec[2:]) + (lhs_spec[1],)).astype(acc, copy=False)
     w = np.transpose(rhs, tuple(rhs_spec[2:]) + (rhs_spec[1], rhs_spec[0])).astype(acc, copy=False)

@@ -283,7 +283,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     associative ``fn(a, b)`` on pytrees of that structure, in JAX's parallel order of
     combination (so rounding matches)."""
     from .. import tree_util
-    leaves, tree = tree_util.tree_flatten(elems)
+    leaves, tree = tree_util.flatten_traced(elems)
     if not leaves:
         return elems
     ndim = get_aval(leaves[0]).ndim
@@ -294,7 +294,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
 
     def combine(a, b):
         out = fn(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_leaves, out_tree = tree_util.flatten_traced(out)
         if out_tree != tree:
             raise ValueError("The result of `fn` must have the same structure as the elements: "
                              f"{out_tree} vs {tree}")

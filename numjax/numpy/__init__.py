@@ -4,7 +4,7 @@ import operator
 
 import numpy as _np
 
-from .. import core, dtypes as _dtypes, lax
+from .. import _prng, core, dtypes as _dtypes, lax
 from ..array import Array, ArrayType
 from ..core import get_aval
 from ..lax.elementwise import _UNARY_PRIMS
@@ -83,15 +83,20 @@ def _shape(shape):
 # ---------------------------------------------------------------- creation
 
 def array(object, dtype=None, copy=True, ndmin=0):  # noqa: A002
+    if object is None or (isinstance(object, (list, tuple)) and builtins.any(x is None for x in _flat(object))):
+        raise ValueError("None is not a valid value for jnp.array")
     if isinstance(object, core.Tracer):
         out = object
     elif isinstance(object, (list, tuple)) and builtins.any(isinstance(x, core.Tracer) for x in _flat(object)):
-        out = stack([array(x) for x in object]) if object else asarray_leaf(_np.array(object))
+        dt, _ = _dtypes.promote(*(_dtypes.dtype_and_weak(x) for x in _flat(object)))
+        out = _stack_strong(object, dt) if object else asarray_leaf(_np.array(object))
     elif isinstance(object, Array):
         out = object
     elif type(object) is int and dtype is not None:
         # Straight to the requested type: jnp.uint32(2**31 + 1) holds, though int32 would not.
         out = Array(_np.asarray(object, _dtypes.canonicalize_dtype(dtype)), False)
+    elif _is_keys(object):
+        return _prng.array_of_keys(object, dtype)
     else:
         out = asarray_leaf(_from_python(object))
     if dtype is not None:
@@ -107,6 +112,16 @@ def array(object, dtype=None, copy=True, ndmin=0):  # noqa: A002
 
 def _is_python_scalar(x):
     return type(x) in (int, float, complex, bool)
+
+
+def _stack_strong(obj, dt):
+    """A nested list holding tracers as one ``dt`` array: as in JAX, each element is cast to
+    the list's dtype without weak type (a weakly typed element shows a convert_element_type)."""
+    if isinstance(obj, (list, tuple)):
+        # Element by element (cast, then a leading axis), the order of JAX's equations.
+        return concatenate([expand_dims(_stack_strong(x, dt), 0) for x in obj], axis=0)
+    x = array(obj)
+    return lax._convert_element_type(x, dt, False) if x.weak_type or x.dtype != dt else x
 
 
 def _flat(obj):
@@ -132,6 +147,13 @@ def _from_python(obj):
     if _is_python_scalar(obj):
         return obj
     return _np.asarray(obj)
+
+
+def _is_keys(x):
+    """A typed key array, or a non-empty list or tuple of them."""
+    if isinstance(x, (list, tuple)):
+        return len(x) > 0 and builtins.all(isinstance(k, _prng.PRNGKeyArray) for k in x)
+    return isinstance(x, _prng.PRNGKeyArray)
 
 
 def asarray(a, dtype=None, copy=None):
@@ -881,6 +903,8 @@ def broadcast_shapes(*shapes):
 def concatenate(arrays, axis=0, dtype=None):
     if not len(arrays):
         raise ValueError("Need at least one array to concatenate.")
+    if _is_keys(arrays):
+        return _prng.concatenate_keys(arrays, axis)
     arrays = promote_dtypes(*arrays)
     if dtype is not None:
         arrays = [lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) for a in arrays]
@@ -893,6 +917,8 @@ def concatenate(arrays, axis=0, dtype=None):
 def stack(arrays, axis=0, dtype=None):
     if not len(arrays):
         raise ValueError("Need at least one array to stack.")
+    if _is_keys(arrays):
+        return _prng.stack_keys(arrays, axis)
     arrays = [asarray_leaf(a) for a in arrays]
     shapes = {get_aval(a).shape for a in arrays}
     if len(shapes) > 1:

@@ -129,6 +129,10 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def array_equal(a1, a2, equal_nan=False):
+    from .._prng import PRNGKeyArray
+    if isinstance(a1, PRNGKeyArray) and isinstance(a2, PRNGKeyArray):
+        # Keys compare by their data (a key has no NaN).
+        return asarray(False) if a1.shape != a2.shape else _all(a1 == a2)
     a1, a2 = asarray_leaf(a1), asarray_leaf(a2)
     if shape(a1) != shape(a2):
         return asarray(False)

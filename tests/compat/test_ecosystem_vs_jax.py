@@ -1,7 +1,7 @@
 """flax.linen and equinox, unmodified, trained on numjax and on real JAX: same losses.
 
-Each example (examples/flax_mlp.py, examples/equinox_mlp.py) is plain JAX code. It runs
-twice in subprocesses of this interpreter: ``python example.py`` (real JAX) and
+Each example (examples/flax_mlp.py, examples/flax_cnn.py, examples/equinox_mlp.py) is plain
+JAX code. It runs twice in subprocesses of this interpreter: ``python example.py`` (real JAX) and
 ``python -m numjax example.py`` (every ``import jax``, the libraries' included, resolved to
 numjax). The printed per-step losses must agree at rtol 1e-4. Run under .venv-jax, which
 has JAX, numjax, optax, flax and equinox installed.
@@ -36,6 +36,7 @@ def _losses(args):
 
 @pytest.mark.parametrize("example, libraries", [
     ("flax_mlp.py", ("flax", "optax")),
+    ("flax_cnn.py", ("flax", "optax")),
     ("equinox_mlp.py", ("equinox", "optax")),
 ])
 def test_training_losses_match_real_jax(example, libraries):

@@ -92,3 +92,88 @@ def test_pack_and_unpack_optimizer_state_round_trip_like_jax():
     assert repacked.tree_def == ours.tree_def
     for a, b in zip(nj.tree_util.tree_leaves(repacked), nj.tree_util.tree_leaves(ours)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+# ---------------------------------------------------------------- stax
+
+from jax.example_libraries import stax as jstax  # noqa: E402
+
+from numjax.example_libraries import stax as nstax  # noqa: E402
+
+
+def _mlp(s):
+    return s.serial(s.Dense(32), s.Relu, s.Dense(16), s.Gelu, s.Dense(10), s.LogSoftmax), (-1, 12)
+
+
+def _cnn(s):
+    return s.serial(
+        s.Conv(8, (3, 3), padding="SAME", strides=(2, 2)), s.BatchNorm(), s.Relu,
+        s.MaxPool((2, 2), (1, 1)), s.Conv(6, (2, 2)), s.Elu, s.AvgPool((2, 2), padding="SAME"),
+        s.SumPool((2, 2), (2, 2)), s.Flatten, s.Dense(10), s.Softmax), (-1, 10, 10, 3)
+
+
+def _branches(s):
+    # A residual-style block: FanOut, parallel branches, then summed and concatenated.
+    block = s.serial(s.FanOut(2), s.parallel(s.serial(s.Dense(7), s.Tanh), s.Identity),
+                     s.FanInConcat())
+    return s.serial(s.Dense(7), block, s.FanOut(3),
+                    s.parallel(s.Sigmoid, s.LeakyRelu, s.serial(s.Dense(14), s.Selu)),
+                    s.FanInSum, s.Softplus, s.Dropout(0.7)), (-1, 5)
+
+
+def _transposed(s):
+    # BatchNorm before Exp: its variance (mean of squares minus squared mean, as in JAX)
+    # loses digits to cancellation on exp's outputs, all close to 1.
+    layer = s.serial(s.ConvTranspose(3, (3, 3), strides=(2, 2), padding="SAME"),
+                     s.BatchNorm(axis=(0, 3)), s.Exp,
+                     s.GeneralConv(("NCHW", "OIHW", "NCHW"), 2, (2, 2), padding="VALID"))
+    return layer, (-1, 6, 6, 2)
+
+
+def _transposed_1d(s):
+    return s.serial(s.Conv1DTranspose(4, (3,), strides=(2,), padding="VALID"),
+                    s.shape_dependent(lambda shape: s.Dense(shape[-1] + 1))), (-1, 5, 3)
+
+
+STAX_MODELS = {"mlp": _mlp, "cnn": _cnn, "branches": _branches, "transposed": _transposed,
+               "transposed_1d": _transposed_1d}
+
+
+def _stax_run(lib, jnp, stax_module, name, jit):
+    (init, apply), input_shape = STAX_MODELS[name](stax_module)
+    out_shape, params = init(lib.random.key(3), input_shape)
+    batch = (2,) + input_shape[1:]
+    x = jnp.asarray(np.random.RandomState(1).rand(*batch).astype(np.float32))
+    run = lambda p, x: apply(p, x, rng=lib.random.key(4))  # noqa: E731
+    y = (lib.jit(run) if jit else run)(params, x)
+    loss = lambda p: jnp.sum(run(p, x) ** 2)  # noqa: E731
+    return out_shape, params, y, lib.grad(loss)(params)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("name", sorted(STAX_MODELS))
+def test_stax_model_matches_jax(name, jit):
+    our_shape, our_params, ours, our_grads = _stax_run(nj, njnp, nstax, name, jit)
+    their_shape, their_params, theirs, their_grads = _stax_run(jax, jjnp, jstax, name, jit)
+    assert tuple(our_shape) == tuple(their_shape)
+    assert (nj.tree_util.tree_structure(our_params).num_leaves
+            == jax.tree_util.tree_structure(their_params).num_leaves)
+    for a, b in zip(nj.tree_util.tree_leaves(our_params), jax.tree_util.tree_leaves(their_params)):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-7)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=2e-5, atol=1e-6)
+    for a, b in zip(nj.tree_util.tree_leaves(our_grads), jax.tree_util.tree_leaves(their_grads)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
+
+
+def test_stax_dropout_modes_and_initializer_aliases_match_jax():
+    x = np.random.RandomState(2).rand(4, 6).astype(np.float32)
+    for mode in ("train", "test"):
+        ours = nstax.Dropout(0.6, mode=mode)[1]((), njnp.asarray(x), rng=nj.random.key(9))
+        theirs = jstax.Dropout(0.6, mode=mode)[1]((), jjnp.asarray(x), rng=jax.random.key(9))
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+    for name, args in [("randn", (0.5,)), ("glorot", ()), ("normal", ()), ("glorot_normal", ())]:
+        ours = getattr(nstax, name)(*args)(nj.random.key(1), (3, 5))
+        theirs = getattr(jstax, name)(*args)(jax.random.key(1), (3, 5))
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)

@@ -65,8 +65,14 @@ def run_file(path, engine, timeout, lib_root):
     with tempfile.TemporaryDirectory() as tmp:
         xml_path = os.path.join(tmp, "junit.xml")
         prefix = [sys.executable] + (["-m", "numjax"] if engine == "numjax" else [])
-        cmd = prefix + ["-m", "pytest", "-q", "-p", "no:cacheprovider", f"--rootdir={lib_root}",
-                        f"--junitxml={xml_path}", path]
+        # An empty config of our own: pytest would otherwise pick up the nearest ancestor's
+        # (numjax's setup.cfg when the venv sits in the checkout, which makes numjax's
+        # fallback warning an error).
+        ini = os.path.join(tmp, "pytest.ini")
+        with open(ini, "w") as f:
+            f.write("[pytest]\n")
+        cmd = prefix + ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", ini,
+                        f"--rootdir={lib_root}", f"--junitxml={xml_path}", path]
         env = dict(os.environ, JAX_PLATFORMS="cpu", NUMBA_NUM_THREADS="2")
         t0 = time.perf_counter()
         try:
@@ -83,9 +89,9 @@ def run_file(path, engine, timeout, lib_root):
         return {f"{os.path.relpath(path, lib_root)}::<file>": ("crashed", tail[0][:200])}, elapsed
 
 
-def report(lib, results, baseline):
+def report(lib, results, baseline, engine="numjax"):
     counts = collections.Counter(o for o, _ in results.values())
-    lines = [f"{lib} on numjax: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))]
+    lines = [f"{lib} on {engine}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))]
     if baseline is not None:
         passing = [t for t, o in baseline.items() if o[0] == "passed"]
         ok = [t for t in passing if results.get(t, ("missing",))[0] == "passed"]
@@ -137,7 +143,7 @@ def main():
     if engine == "numjax" and os.path.exists(base_path):
         with open(base_path) as f:
             baseline = {k: tuple(v) for k, v in json.load(f).items()}
-    print(report(args.lib, results, baseline))
+    print(report(args.lib, results, baseline, engine))
     if args.min_share is not None and baseline is not None:
         passing = [t for t, o in baseline.items() if o[0] == "passed"]
         ok = sum(results.get(t, ("missing",))[0] == "passed" for t in passing)
