@@ -13,8 +13,9 @@ that is a builtin function (``kernel_entry``): it checks and converts its Python
 releases the GIL for large calls, and runs chunked calls (``lo < 0``) on a native runner
 (``cpu_runtime.run_chunked``).
 
-Programs this backend does not cover yet (complex numbers, float16) raise ``Unsupported``
-and go to the Numba backend (``compile.py``).
+Complex values reach it as pairs of real arrays (``complex_parts``); programs it does not
+cover (complex ones the rewrite cannot express, e.g. FFTs) raise ``Unsupported`` and go to
+the Numba backend (``compile.py``).
 """
 import hashlib
 
@@ -108,8 +109,15 @@ class DriverCodegen(numba_backend.Codegen):
         name, text = kg.source()
         src = "\n".join(line for line in text.splitlines() if not line.startswith("@"))
         spec = _kernel_spec(kg, name, src)
-        if name not in self.specs:
-            self.specs[name] = spec
+        known = self.specs.get(name)
+        if known is not None and (known.params, known.outputs) != (spec.params, spec.outputs):
+            # The same source over other types (Numba's source names no types; these kernels
+            # are typed by their parameters): a kernel of its own.
+            typed = hashlib.sha256(repr((spec.params, spec.outputs)).encode()).hexdigest()[:8]
+            src = src.replace(f"def {name}(", f"def {name}_{typed}(", 1)
+            name = f"{name}_{typed}"
+            spec = _kernel_spec(kg, name, src)
+        self.specs.setdefault(name, spec)
         outs = [self.tmp("o") for _ in kg.outputs]
         for o, v in zip(outs, kg.outputs):
             self.emit(f"{o} = np.empty({self.shape_src(v.aval.shape)}, {_np_type(v.aval.dtype)})")

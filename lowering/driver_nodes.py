@@ -18,7 +18,7 @@ from numjax.lax import reductions as rd
 from numjax.lax import sorting
 from numjax.lax.fft import fft_p
 
-from . import nodes_random, nodes_windowed
+from . import host_calls, nodes_random, nodes_windowed
 
 
 def _np_type(dt):
@@ -400,8 +400,9 @@ def _iota_2x32_shape(gen, eqn):
 
 def _host_callback(gen, eqn):
     """The driver calls back into Python here, in program order (lax/callback.py checks the
-    results against the declared shapes and dtypes)."""
-    fn = gen.python_object(host.host_function(eqn.primitive, eqn.params), "host_callback")
+    results against the declared shapes and dtypes); Numba functions without the Python
+    wrapping (host_calls.py)."""
+    fn = gen.python_object(host_calls.host_function(eqn), "host_callback")
     args = "".join(f"{gen.name(v)}, " for v in eqn.invars)
     if not eqn.outvars:
         return [f"{fn}({args})"]

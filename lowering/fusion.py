@@ -231,6 +231,7 @@ class Planner:
 # primitive of any jaxpr, so it has no rules; it is neither an index map nor elementwise.
 identity_load_p = Primitive("identity_load")
 identity_load_p.elementwise, identity_load_p.reduction, identity_load_p.is_load = False, None, False
+identity_load_p.defined_by_numjax = True
 
 
 class IdentityLoad:

@@ -42,8 +42,8 @@ def _widen_params(params):
     changed = {k: lp.COMPUTE_DTYPE for k, v in params.items()
                if isinstance(v, np.dtype) and _narrow_dtype(v)}
     return {**params, **changed} if changed else None
-_INLINED = frozenset({"jit", "custom_jvp_call", "custom_vjp_call"})
-_BODY_PARAM = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr"}
+_INLINED = frozenset({"jit", "custom_jvp_call", "custom_vjp_call", "remat_lin"})
+_BODY_PARAM = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "remat_lin": "jaxpr"}
 _U32 = np.dtype(np.uint32)
 
 

@@ -88,6 +88,10 @@ class Primitive:
     # Planning properties (see lax._base.make_primitive); a primitive defined outside numjax
     # has none of them.
     elementwise, reduction, is_load = False, None, False
+    # True for the primitives numjax defines (lax._base.make_primitive); a Primitive made
+    # directly, as libraries do through jax.extend.core, is someone else's: when the backend
+    # has no rule for it, jit calls its impl from the compiled program (interpreters/mlir.py).
+    defined_by_numjax = False
 
     def __init__(self, name):
         self.name = name

@@ -1,11 +1,10 @@
-"""custom_jvp, custom_vjp and checkpoint (remat).
+"""custom_jvp and custom_vjp (checkpoint, which shares their helpers, is in ad_checkpoint.py).
 
 A custom rule applies when the innermost transformation seeing the call is a
 JVP: the call is then answered by the user's rule instead of differentiating
 through ``fun``. Under jit alone the function is simply traced. Reverse mode
 sees custom_vjp through ``custom_lin``, a linear primitive whose transpose is
-the user's ``bwd``; checkpoint uses ``remat_lin``, whose transpose recomputes
-the forward pass from the saved inputs only.
+the user's ``bwd``.
 """
 import functools
 import inspect
@@ -13,7 +12,6 @@ import inspect
 from . import core, tree_util
 from .interpreters import ad, batching
 from .jaxpr import ClosedJaxpr, param_printers
-from .api_util import flatten_fun
 from .lax._base import make_primitive
 from .numpy._util import asarray_leaf
 
@@ -228,54 +226,6 @@ def _custom_vjp_rule(custom, nondiff, tree):
                                    nondiff=tuple(nondiff))
         return [_leaf(o) for o in out_leaves], t_outs, out_tree
     return _Rule(rule, getattr(custom.fwd, "__name__", "fwd"))
-
-
-# ---------------------------------------------------------------- checkpoint / remat
-
-def _remat_lin_impl(*args, fun, num_primals, out_avals):
-    primals, tangents = args[:num_primals], args[num_primals:]
-    return ad.jvp_flat(fun, list(primals), list(tangents))[1]
-
-
-remat_lin_p = make_primitive("remat_lin", _remat_lin_impl,
-                             lambda *avals, out_avals, **_: list(out_avals), multiple_results=True)
-
-
-def _remat_lin_transpose(cts, *args, fun, num_primals, out_avals):
-    # Only the inputs were saved: the forward pass runs again here, then its pullback.
-    primals = args[:num_primals]
-    from .ad_api import vjp
-    _, pullback = vjp(lambda *xs: fun(*xs), *primals)
-    cts = [ad.instantiate(c) if type(c) is ad.Zero else c for c in cts]
-    return [None] * num_primals + list(pullback(cts))
-
-
-ad.transpose_rules[remat_lin_p] = _remat_lin_transpose
-
-
-def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
-    @functools.wraps(fun)
-    def remat_fun(*args, **kwargs):
-        args = _resolve_args(fun, args, kwargs)
-        static = {i: args[i] for i in static_argnums}
-        dyn = tuple(a for i, a in enumerate(args) if i not in static)
-        leaves, tree = tree_util.flatten_traced(dyn)
-        trace = _jvp_trace_of(leaves)
-        if trace is None:
-            return fun(*args)
-        flat_fun, out_tree_box = flatten_fun(fun, args, static, tree)
-        primals, tangents = _unpack(trace, leaves)
-        primals = [_leaf(p) for p in primals]
-        outs = flat_fun(*primals)
-        out_avals = tuple(ad._tangent_aval(core.get_aval(o)) for o in outs)
-        t_outs = remat_lin_p.bind(*primals, *map(ad.instantiate, tangents), fun=flat_fun,
-                                  num_primals=len(primals), out_avals=out_avals)
-        wrapped = [ad.JVPTracer(trace, p, t) for p, t in zip(outs, t_outs)]
-        return tree_util.tree_unflatten(out_tree_box[0], wrapped)
-    return remat_fun
-
-
-remat = checkpoint
 
 
 # ---------------------------------------------------------------- staged custom calls

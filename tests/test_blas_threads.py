@@ -1,6 +1,6 @@
-"""BLAS's thread count while numjax programs run (lowering/blas_threads.py).
+"""BLAS's thread count while numjax computes (numjax/blas_threads.py, lowering/blas_threads.py).
 
-Programs that call BLAS run with ``numjax_blas_threads`` BLAS threads and put BLAS's own
+Programs that call BLAS, and eager matmuls and convolutions, run with ``numjax_blas_threads`` BLAS threads and put BLAS's own
 setting back afterwards; programs without matmuls are not wrapped at all.
 """
 import numpy as np
@@ -8,15 +8,16 @@ import pytest
 
 import numjax as jax
 import numjax.numpy as jnp
+from numjax import blas_threads as blas_limit
 from numjax.config import config
 from numjax.lowering import blas_threads, cpu_llvm
 
 
 def _openblas():
     """The (setter, getter) pairs of the OpenBLAS libraries the module limits."""
-    blas_threads.enter()           # finds them on first use
-    blas_threads.leave()
-    found = blas_threads._functions
+    blas_limit.enter()             # finds them on first use
+    blas_limit.leave()
+    found = blas_limit._functions
     if not found:
         pytest.skip("numpy's BLAS here is not an OpenBLAS exporting its thread setter")
     return found
@@ -79,3 +80,28 @@ def test_results_equal_with_and_without_the_limit(monkeypatch):
     monkeypatch.setattr(config, "numjax_blas_threads", 0)
     unlimited = np.asarray(jax.jit(lambda p, q: jnp.tanh(p @ q))(a, b))
     np.testing.assert_allclose(limited, unlimited, rtol=1e-6, atol=1e-6)
+
+
+def test_eager_matmuls_and_convolutions_run_under_the_limit(monkeypatch):
+    # An eager matmul between compiled steps must not wake BLAS's own threads: they would spin
+    # against numjax's thread team during the next step (see numjax/blas_threads.py).
+    setter, getter = _openblas()[0]
+    own = getter()
+    monkeypatch.setattr(config, "numjax_blas_threads", 1)
+    seen = []
+    monkeypatch.setattr(jax.lax.linalg, "dot_general_numpy",
+                        lambda *a, _f=jax.lax.linalg.dot_general_numpy: (seen.append(getter()), _f(*a))[1])
+    conv = jax.lax.convolution
+    monkeypatch.setattr(conv, "conv_numpy",
+                        lambda *a, _f=conv.conv_numpy: (seen.append(getter()), _f(*a))[1])
+    setter(2)
+    try:
+        x = np.ones((8, 8), np.float32)
+        np.testing.assert_array_equal(np.asarray(jnp.dot(x, x)), np.full((8, 8), 8, np.float32))
+        img, ker = np.ones((1, 5, 5, 2), np.float32), np.ones((3, 3, 2, 4), np.float32)
+        out = jax.lax.conv_general_dilated(img, ker, (1, 1), "VALID",
+                                           dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        np.testing.assert_array_equal(np.asarray(out), np.full((1, 3, 3, 4), 18, np.float32))
+        assert seen == [1, 1] and getter() == 2
+    finally:
+        setter(own)

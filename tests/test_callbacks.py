@@ -186,3 +186,114 @@ def test_breakpoint_opens_pdb_on_runtime_values(capsys):
     jax.jit(f)(jnp.array([1.0, 2.0]))
     out = capsys.readouterr().out
     assert "Entering numjax debugger" in out and "Array([2., 4.], dtype=float32)" in out
+
+
+# ---------------------------------------------------------------- Numba @njit callbacks
+# A Numba function gets read-only numpy arrays (JAX hands callbacks read-only buffers); a
+# compiled program calls its compiled specialization directly (lowering/host_calls.py).
+
+numba = pytest.importorskip("numba")
+
+
+@numba.njit
+def _nb_sin2(x):
+    return np.sin(x) * np.float32(2.0)
+
+
+def _py_sin2(x):
+    return np.sin(np.asarray(x)) * np.float32(2.0)
+
+
+@numba.njit
+def _nb_add(a, b):
+    return a + b
+
+
+@numba.njit
+def _nb_scalar_step(c):
+    return c[()] * np.float32(0.5) + np.float32(1.0)    # a Numba float32: a Python float back
+
+
+def _calls_native(f, *args):
+    """Whether jit(f)'s program calls the Numba function through NjitCall."""
+    from numjax.lowering import host_calls
+    eqns = [e for e in jax.make_jaxpr(f)(*args).jaxpr.eqns if e.primitive.name == "pure_callback"]
+    return bool(eqns) and all(isinstance(host_calls.host_function(e), host_calls.NjitCall) for e in eqns)
+
+
+def test_njit_callback_matches_the_python_one_eagerly_and_under_jit():
+    x = jnp.linspace(-2.0, 2.0, 7)
+    nb = lambda v: jax.pure_callback(_nb_sin2, _sds(v.shape), v) + 1   # noqa: E731
+    py = lambda v: jax.pure_callback(_py_sin2, _sds(v.shape), v) + 1   # noqa: E731
+    want = py(x)
+    np.testing.assert_array_equal(nb(x), want)
+    np.testing.assert_array_equal(jax.jit(nb)(x), want)
+    np.testing.assert_array_equal(jax.jit(py)(x), want)
+    assert _calls_native(nb, x) and not _calls_native(py, x)
+    # Every specialization Numba made takes read-only C-contiguous arrays.
+    assert all(not t.mutable and t.layout == "C" for sig in _nb_sin2.overloads for t in sig)
+
+
+def test_njit_callback_operands_are_read_only():
+    @numba.njit
+    def scribble(x):
+        x[0] = 1.0
+        return x
+    for fn in (lambda v: jax.pure_callback(scribble, _sds((3,)), v),
+               jax.jit(lambda v: jax.pure_callback(scribble, _sds((3,)), v))):
+        with pytest.raises(JaxRuntimeError, match="readonly"):
+            fn(jnp.zeros(3))
+
+
+def test_njit_callback_scalar_results_and_narrowing():
+    f = jax.jit(lambda c: jax.pure_callback(_nb_scalar_step, _sds(()), c))
+    out = f(jnp.float32(3.0))
+    assert out.dtype == np.float32 and float(out) == 2.5
+    as_f64 = numba.njit(lambda c: np.float64(c[()]) * 2.0)     # narrowed to float32, as for Python
+    assert float(jax.jit(lambda c: jax.pure_callback(as_f64, _sds(()), c))(jnp.float32(3.0))) == 6.0
+
+
+@pytest.mark.parametrize("method", ["sequential", "expand_dims", "broadcast_all", "legacy_vectorized"])
+def test_njit_callback_under_vmap(method):
+    f = lambda a, b: jax.pure_callback(_nb_add, _sds(a.shape), a, b, vmap_method=method)   # noqa: E731
+    a, b = jnp.arange(6.0).reshape(3, 2), jnp.ones(3)
+    want = np.arange(6.0).reshape(3, 2).T + 1
+    np.testing.assert_array_equal(jax.vmap(f, in_axes=(1, None))(a, b), want)
+    np.testing.assert_array_equal(jax.jit(jax.vmap(f, in_axes=(1, None)))(a, b), want)
+
+
+def test_njit_callback_inside_scan_and_fori_loop():
+    def body(c, t):
+        return jax.pure_callback(_nb_add, _sds(c.shape), c, t), c
+    xs = jnp.arange(12.0).reshape(4, 3)
+    carry, ys = jax.jit(lambda c: jax.lax.scan(body, c, xs))(jnp.zeros(3))
+    np.testing.assert_array_equal(carry, np.arange(12.0).reshape(4, 3).sum(0))
+    np.testing.assert_array_equal(ys[-1], np.arange(9.0).reshape(3, 3).sum(0))
+    loop = jax.jit(lambda c: jax.lax.fori_loop(
+        0, 5, lambda i, v: jax.pure_callback(_nb_scalar_step, _sds(()), v), c))
+    want = 0.0
+    for _ in range(5):
+        want = want * 0.5 + 1.0
+    assert float(loop(jnp.float32(0.0))) == want
+
+
+@pytest.mark.parametrize("result, message", [
+    (lambda x: np.zeros((2,), np.float32), "Incorrect output shape for return value #0: Expected: (3,), Actual: (2,)"),
+    (lambda x: np.zeros((3,), np.int32), "Incorrect output dtype for return value #0: Expected: float32, Actual: int32"),
+    (lambda x: (x, x), "Mismatched number of outputs from callback. Expected: 1, Actual: 2"),
+    (lambda x: x.sum() > 0, "Incorrect output shape for return value #0: Expected: (3,), Actual: ()"),
+])
+def test_njit_callback_result_checks(result, message):
+    f = lambda x: jax.pure_callback(numba.njit(result), _sds((3,)), x)   # noqa: E731
+    for fn in (f, jax.jit(f)):
+        for _ in range(2):    # the first call specializes, the second runs the specialization
+            with pytest.raises(JaxRuntimeError, match="CpuCallback error") as info:
+                fn(jnp.ones(3))
+            assert str(info.value).strip().splitlines()[-1] == "RuntimeError: " + message
+
+
+def test_njit_callback_with_pytree_operands_takes_the_python_path():
+    # Keyword arguments are not positional arrays: the callback goes through FlatCallback.
+    f = lambda x: jax.pure_callback(_nb_add, _sds((3,)), x, b=x)   # noqa: E731
+    np.testing.assert_array_equal(jax.jit(f)(jnp.ones(3)), np.full(3, 2.0))
+    assert not _calls_native(f, jnp.ones(3))

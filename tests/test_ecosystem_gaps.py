@@ -103,3 +103,23 @@ def test_jitted_function_signature_without_following_wrapped():
 def test_pmap_of_a_scalar_is_a_value_error():
     with pytest.raises(ValueError, match="rank should be at least 1"):
         jax.pmap(lambda x, y: x + y)(jnp.ones(1), 100)
+
+
+def test_kernels_of_equal_source_over_other_types_are_distinct():
+    # A weak int and a float scalar converted to float32 give the same kernel text; optax's
+    # sigmoid_focal_loss(gamma=2, alpha=0.5) met this under jit.
+    def f(x, gamma=2.0, alpha=0.25):
+        return x ** gamma * alpha
+    x = jnp.ones(3) * 3
+    np.testing.assert_allclose(jax.jit(f)(x, gamma=2, alpha=0.5), [4.5, 4.5, 4.5])
+
+
+def test_where_and_astype_on_typed_keys():
+    # optax's MultiSteps selects between optimizer states holding typed keys.
+    k, k2 = jax.random.key(0), jax.random.key(1)
+    picked = jax.jit(lambda c, a, b: jnp.astype(jnp.where(c, a, b), a.dtype))(False, k, k2)
+    np.testing.assert_array_equal(jax.random.key_data(picked), jax.random.key_data(k2))
+    a, b = jax.random.split(k), jax.random.split(k2)
+    both = jnp.where(jnp.array([True, False]), a, b)
+    np.testing.assert_array_equal(jax.random.key_data(both),
+                                  np.stack([jax.random.key_data(a)[0], jax.random.key_data(b)[1]]))

@@ -5,7 +5,8 @@ A primitive made here has JAX's rule conventions (impl, abstract eval returning 
 ``ShapedArray``, jvp ``(primals, tangents)``, transpose ``(ct, *args)`` with
 ``UndefinedPrimal`` for linear inputs, batching ``(args, dims) -> (out, dim)``,
 ``mlir.lower_fun``), and must work under jit (compiled, never the eager fallback: the suite
-turns that warning into an error), grad and vmap, alone and composed.
+turns that warning into an error), grad and vmap, alone and composed.  Without a ``lower_fun``
+rule its impl runs as a host callback inside the compiled program.
 """
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ import numjax as jax
 import numjax.numpy as jnp
 from numjax import core as numjax_core
 from numjax import lax
-from numjax.errors import EagerFallbackWarning
+from numjax.errors import EagerFallbackWarning, JaxRuntimeError
 from numjax.extend import core as jex_core
 from numjax.interpreters import ad, batching, mlir
 
@@ -202,13 +203,86 @@ def test_multiple_results_primitive_under_jit():
     _compiled(lambda v: split_p.bind(v), x)
 
 
-def test_primitive_without_lowering_falls_back_with_a_warning():
-    p = jex_core.Primitive("user_impl_only")
-    p.def_impl(lambda x: x + 1.0)
-    p.def_abstract_eval(lambda x: x)
-    with pytest.warns(EagerFallbackWarning):
+# ---------------------------------------------------------------- impl only: a host callback
+# A library's primitive with an impl and no lower_fun rule runs inside the compiled program as
+# a host callback of its impl; the rest of the program stays compiled.
+
+def _impl_only(name, impl, abstract, multiple_results=False):
+    p = jex_core.Primitive(name)
+    p.multiple_results = multiple_results
+    p.def_impl(impl)
+    p.def_abstract_eval(abstract)
+    return p
+
+
+def test_primitive_without_lowering_is_a_host_call_in_compiled_code():
+    seen = []
+
+    def impl(x, *, k):
+        seen.append((type(x).__name__, k))
+        return x + k
+    p = _impl_only("user_impl_only", impl, lambda x, *, k: numjax_core.ShapedArray(x.shape, x.dtype))
+    f = lambda v: jnp.sin(p.bind(v * 3.0, k=2.0)) * 2.0   # noqa: E731
+    x = _x()
+    out = jax.jit(f)(x)
+    np.testing.assert_allclose(out, np.sin(np.asarray(x) * 3 + 2) * 2, rtol=1e-6, atol=1e-6)
+    assert seen == [("Array", 2.0)]          # the impl ran once, with the equation's params
+    text = _compiled(f, x)
+    assert "host_callback0(" in text and "def k_" in text   # the rest is compiled kernels
+    assert "user_impl_only" in str(jax.make_jaxpr(f)(x))      # transformations still see it
+
+
+def test_host_called_primitive_with_rules_under_grad_vmap_and_scan():
+    p = _impl_only("user_cube", lambda x: x ** 3, lambda x: numjax_core.ShapedArray(x.shape, x.dtype))
+    ad.defjvp(p, lambda g, x: 3.0 * x * x * g)
+    batching.primitive_batchers[p] = lambda args, dims: (p.bind(args[0]), dims[0])
+    x = _x()
+    np.testing.assert_allclose(jax.jit(jax.grad(lambda v: jnp.sum(p.bind(v))))(x), 3 * np.asarray(x) ** 2,
+                               rtol=1e-6)
+    xs = jnp.reshape(jnp.arange(6.0), (2, 3))
+    np.testing.assert_allclose(jax.jit(jax.vmap(p.bind))(xs), np.arange(6.0).reshape(2, 3) ** 3)
+
+    def body(c, _):
+        return p.bind(c) * 0.5, c
+    carry, _ = jax.jit(lambda v: lax.scan(body, v, None, length=3))(x)
+    want = np.asarray(x, np.float64)
+    for _ in range(3):
+        want = want ** 3 * 0.5
+    np.testing.assert_allclose(carry, want, rtol=1e-5, atol=1e-6)
+    _compiled(lambda v: lax.scan(body, v, None, length=3), x)
+
+
+def test_host_called_primitive_with_multiple_results_and_an_mlir_rule():
+    p = _impl_only("user_minmax", lambda x: [jnp.min(x), jnp.max(x)],
+                   lambda x: [numjax_core.ShapedArray((), x.dtype)] * 2, multiple_results=True)
+    # A rule that would emit MLIR itself: numjax cannot use it and calls the impl instead.
+    mlir.register_lowering(p, lambda ctx, x: None)
+    lo, hi = jax.jit(lambda v: p.bind(v))(_x())
+    assert (float(lo), float(hi)) == (-1.5, 2.0)
+    _compiled(lambda v: p.bind(v), _x())
+
+
+def test_host_called_primitive_results_are_checked():
+    p = _impl_only("user_liar", lambda x: jnp.zeros(2, x.dtype), lambda x: x)
+    with pytest.raises(JaxRuntimeError, match="Incorrect output shape for return value #0"):
+        jax.jit(lambda v: p.bind(v) + 1.0)(_x())
+
+
+def test_numjax_primitive_without_backend_rule_still_falls_back():
+    # numjax's own primitives are not turned into callbacks: a missing rule stays visible.
+    from numjax.lax._base import make_primitive
+    p = make_primitive("numjax_unlowered", lambda x: x + 1.0, lambda x: x)
+    with pytest.warns(EagerFallbackWarning, match="numjax_unlowered"):
         out = jax.jit(lambda v: p.bind(v) * 2.0)(_x())
     np.testing.assert_allclose(out, (np.asarray(_x()) + 1) * 2, rtol=1e-6)
+
+
+def test_primitive_without_impl_or_lowering_falls_back_with_a_warning():
+    p = jex_core.Primitive("user_abstract_only")
+    p.def_abstract_eval(lambda x: x)
+    with pytest.warns(EagerFallbackWarning, match="user_abstract_only"):
+        with pytest.raises(NotImplementedError, match="Evaluation rule for 'user_abstract_only'"):
+            jax.jit(lambda v: p.bind(v) * 2.0)(_x())
 
 
 # ---------------------------------------------------------------- JAX's other rule conventions

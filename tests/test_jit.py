@@ -251,3 +251,28 @@ def test_reductions_over_no_axes_compile():
         assert bool(jax.jit(lambda p: jnp.any(jnp.isnan(p)))(x)) is False
         out = jax.jit(lambda p: jax.lax.cond(p > 0, lambda q: jnp.sum(q), lambda q: -q, p))(x)
     assert float(out) == 2.5
+
+
+def test_training_loop_steps_compile_once():
+    # The shape of JAX's example training loops (mnist_vae.py, mnist_classifier.py): a fresh
+    # typed key each epoch, a Python int step counter, the optimizer state fed back, an eager
+    # float32 batch from numpy, and the state's leaves passed back as committed Arrays. None of
+    # these may change the trace-cache key after the first call.
+    from numjax.example_libraries import optimizers
+    opt_init, opt_update, get_params = optimizers.momentum(0.01, mass=0.9)
+
+    @jax.jit
+    def run_epoch(key, i, opt_state, data):
+        def body(j, state):
+            noise = jax.random.normal(jax.random.fold_in(key, j), data.shape)
+            grads = jax.grad(lambda p: jnp.sum((data + noise) @ p["w"]) + p["b"])(get_params(state))
+            return opt_update(i + j, grads, state)
+        return jax.lax.fori_loop(0, 2, body, opt_state)
+
+    state = opt_init({"w": jnp.ones((3, 2)), "b": jnp.float32(0.5)})
+    rng = np.random.default_rng(0)
+    for epoch in range(4):
+        data = rng.standard_normal((4, 3)).astype(np.float32)
+        state = run_epoch(jax.random.key(epoch), epoch * 2, state, data)
+    assert run_epoch._cache_size() == 1
+    assert run_epoch.stats.trace_misses == 1 and run_epoch.stats.trace_hits == 3

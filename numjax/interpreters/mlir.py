@@ -8,8 +8,13 @@ the jaxpr of ``fun`` traced at the equation's input types (inside loop bodies an
 too). The primitive stays in the jaxprs that transformations see, so its own jvp, transpose
 and batching rules apply; only the compiled program sees its expansion.
 
-A rule that emits MLIR itself cannot be used: programs with such a primitive are not compiled
-(the backend falls back to eager evaluation with a warning).
+A primitive defined outside numjax (``jax.extend.core.Primitive``, not numjax's own) that has
+an impl but no ``lower_fun`` rule (none at all, or one that emits MLIR, which numjax cannot
+use) becomes a host callback instead: its equation turns into a ``pure_callback`` calling
+``impl(*args, **params)``, checked against the equation's output types, and the rest of the
+program stays compiled.  JAX would fail to lower it.  Only a primitive with neither makes the
+backend fall back to eager evaluation with a warning, as do numjax's own primitives without a
+backend rule (that is numjax's bug to fix, not to paper over with a callback).
 """
 from .. import core
 from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
@@ -57,14 +62,42 @@ def expandable_rule(prim):
     return rule if isinstance(rule, LoweredFunction) else None
 
 
+def calls_impl_on_host(prim):
+    """Whether compiled programs run ``prim`` by calling its impl from the program: a library's
+    primitive (not numjax's own) with an impl and no ``lower_fun`` rule."""
+    return (not prim.defined_by_numjax and prim in core.impl_rules
+            and expandable_rule(prim) is None)
+
+
+class PrimitiveImplCall:
+    """The host callback standing for one equation of ``prim``: its impl with the equation's
+    params, results as a list (what ``pure_callback``'s runtime checks)."""
+
+    def __init__(self, prim, params):
+        self.prim, self.params = prim, params
+
+    def __call__(self, *args):
+        out = core.impl_rules[self.prim](*args, **self.params)
+        return list(out) if self.prim.multiple_results else [out]
+
+    def __repr__(self):
+        return f"{self.prim.name}.impl"
+
+
+def _impl_call_eqn(eqn, invars):
+    from ..lax.callback import pure_callback_p
+    return JaxprEqn(pure_callback_p, invars, eqn.outvars, dict(
+        callback=PrimitiveImplCall(eqn.primitive, eqn.params),
+        result_avals=tuple(v.aval for v in eqn.outvars), sharding=None, vmap_method=None))
+
+
 # ---------------------------------------------------------------- expansion
 
 def expand_lowerings(closed):
     """``closed`` with each equation of a ``lower_fun`` primitive replaced by its function's
-    jaxpr (the same object when there is none). Array constants made by those functions
+    jaxpr, and each equation of a library's impl-only primitive by a host callback of its
+    impl (the same object when there is neither). Array constants made by those functions
     become constants of the top-level program."""
-    if not _lowerings and not any(_platform_specific_lowerings.values()):
-        return closed
     if not _mentions_expandable(closed.jaxpr):
         return closed
     new_consts = {}
@@ -75,7 +108,7 @@ def expand_lowerings(closed):
 
 def _mentions_expandable(jaxpr):
     for eqn in jaxpr.eqns:
-        if expandable_rule(eqn.primitive) is not None:
+        if expandable_rule(eqn.primitive) is not None or calls_impl_on_host(eqn.primitive):
             return True
         if any(_mentions_expandable(sub) for sub in _sub_jaxprs(eqn.params)):
             return True
@@ -102,6 +135,9 @@ def _expand(jaxpr, new_consts):
     eqns = []
     for eqn in jaxpr.eqns:
         invars = [sub(v) for v in eqn.invars]
+        if calls_impl_on_host(eqn.primitive):
+            eqns.append(_impl_call_eqn(eqn, invars))
+            continue
         rule = expandable_rule(eqn.primitive)
         if rule is None:
             eqns.append(JaxprEqn(eqn.primitive, invars, eqn.outvars, _expand_params(eqn.params)))
@@ -147,4 +183,5 @@ def _expand_param(v):
     return v
 
 
-__all__ = ["lower_fun", "register_lowering", "expand_lowerings", "LoweredFunction"]
+__all__ = ["lower_fun", "register_lowering", "expand_lowerings", "LoweredFunction",
+           "calls_impl_on_host"]

@@ -19,6 +19,7 @@ def make_primitive(name, impl, abstract_eval, multiple_results=False, *,
     prim = core.Primitive(name)
     prim.multiple_results = multiple_results
     prim.elementwise, prim.reduction, prim.is_load = elementwise, reduction, is_load
+    prim.defined_by_numjax = True
     core.impl_rules[prim] = impl
     core.abstract_eval_rules[prim] = abstract_eval
     return prim

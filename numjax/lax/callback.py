@@ -9,6 +9,10 @@ io_callback, debug_callback and debug_print are run for their side effect: they 
 ``partial_eval.effectful_primitives`` so dead-code elimination keeps them, and the driver runs
 them in program order (numjax's driver is sequential, so every callback is "ordered").
 
+A Python callback receives Arrays.  A Numba ``@njit`` function (a ``CPUDispatcher``) cannot
+take Arrays: it receives read-only numpy arrays, as JAX hands callbacks read-only buffers, and
+compiled programs call its compiled code directly (``lowering/host_calls.py``).
+
 Differentiation: pure_callback and io_callback refuse (JAX's errors: wrap them in custom_jvp);
 debug_callback and debug_print see the primal values only.  Under vmap pure_callback follows its
 ``vmap_method``, io_callback loops, and the debug primitives run once per batch element.
@@ -28,13 +32,21 @@ from ..jaxpr import param_printers
 from ._base import make_primitive
 
 
+def _is_numba_cpu_function(fn):
+    # Read from sys.modules, not imported: if Numba was never imported, fn is no njit function.
+    registry = sys.modules.get("numba.core.registry")
+    return registry is not None and isinstance(fn, registry.CPUDispatcher)
+
+
 class FlatCallback:
     """The user's function seen through flat argument and result lists.  Equal for the same
-    function and argument structure, so retracing gives equal jaxprs."""
-    __slots__ = ("callback_func", "in_tree")
+    function and argument structure, so retracing gives equal jaxprs.  ``takes_numpy``: the
+    function is Numba-compiled and gets read-only numpy arrays instead of Arrays."""
+    __slots__ = ("callback_func", "in_tree", "takes_numpy")
 
     def __init__(self, callback_func, in_tree):
         self.callback_func, self.in_tree = callback_func, in_tree
+        self.takes_numpy = _is_numba_cpu_function(callback_func)
 
     def __call__(self, *flat_args):
         args, kwargs = tree_util.tree_unflatten(self.in_tree, flat_args)
@@ -58,7 +70,19 @@ def _host_array(x):
     return Array(np.asarray(getattr(x, "_value", x)))
 
 
-def _callback_failed(err):
+def readonly_numpy(x, dtype=None):
+    """What a Numba callback receives: a read-only numpy array holding the value (rank-0
+    values arrive as 0-d arrays), C-contiguous and aligned, so one compiled specialization
+    serves every call of an equation."""
+    a = np.asarray(getattr(x, "_value", x), dtype)
+    if not (a.flags.c_contiguous and a.flags.aligned):
+        a = np.array(a, order="C")
+    a = a.view()              # the flag goes on a view: the program's own buffer stays writable
+    a.flags.writeable = False
+    return a
+
+
+def callback_failed(err):
     # As JAX reports a failing host callback: the runtime's error, the callback's traceback inside.
     text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
     return JaxRuntimeError(f"INTERNAL: CpuCallback error calling callback: {text}")
@@ -68,24 +92,30 @@ def call_host(callback, result_avals, args):
     """Calls ``callback`` (a FlatCallback) on ``args`` and checks what it returns against
     ``result_avals`` (count, shape, dtype after 64-bit narrowing), as JAX's runtime does.
     Returns numpy arrays."""
+    convert = readonly_numpy if getattr(callback, "takes_numpy", False) else _host_array
     try:
-        outs = callback(*[_host_array(a) for a in args])
-        if len(outs) != len(result_avals):
-            raise RuntimeError("Mismatched number of outputs from callback. "
-                               f"Expected: {len(result_avals)}, Actual: {len(outs)}")
-        vals = []
-        for i, (out, aval) in enumerate(zip(outs, result_avals)):
-            val = np.asarray(getattr(out, "_value", out))
-            val = val.astype(dtypes.canonicalize_dtype(val.dtype), copy=False)
-            if val.shape != aval.shape:
-                raise RuntimeError(f"Incorrect output shape for return value #{i}: "
-                                   f"Expected: {aval.shape}, Actual: {val.shape}")
-            if val.dtype != aval.dtype:
-                raise RuntimeError(f"Incorrect output dtype for return value #{i}: "
-                                   f"Expected: {aval.dtype}, Actual: {val.dtype}")
-            vals.append(val)
+        return checked_results(callback(*[convert(a) for a in args]), result_avals)
     except Exception as err:
-        raise _callback_failed(err) from err
+        raise callback_failed(err) from err
+
+
+def checked_results(outs, result_avals):
+    """``outs`` (a callback's flat results) as numpy arrays, after JAX's runtime checks."""
+    if len(outs) != len(result_avals):
+        raise RuntimeError("Mismatched number of outputs from callback. "
+                           f"Expected: {len(result_avals)}, Actual: {len(outs)}")
+    vals = []
+    for i, (out, aval) in enumerate(zip(outs, result_avals)):
+        val = np.asarray(getattr(out, "_value", out))
+        if val.dtype != aval.dtype:     # equal dtypes are canonical already
+            val = val.astype(dtypes.canonicalize_dtype(val.dtype), copy=False)
+        if val.shape != aval.shape:
+            raise RuntimeError(f"Incorrect output shape for return value #{i}: "
+                               f"Expected: {aval.shape}, Actual: {val.shape}")
+        if val.dtype != aval.dtype:
+            raise RuntimeError(f"Incorrect output dtype for return value #{i}: "
+                               f"Expected: {aval.dtype}, Actual: {val.dtype}")
+        vals.append(val)
     return vals
 
 

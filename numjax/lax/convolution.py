@@ -24,6 +24,7 @@ from numjax.array import c_contiguous as _c_contiguous
 
 from .. import dtypes
 from ..array import Array, to_numpy
+from ..blas_threads import limited as limited_blas
 from ..core import ShapedArray, get_aval
 from ..jaxpr import param_printers
 from ._base import check_eagerly, make_primitive
@@ -422,8 +423,8 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                out_sharding=None):
     lv, rv = to_numpy(lhs), to_numpy(rhs)
     dt = lv.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
-    out = conv_numpy(lv, rv, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
-                     feature_group_count, batch_group_count, dt)
+    out = limited_blas(conv_numpy)(lv, rv, window_strides, padding, lhs_dilation, rhs_dilation,
+                                   dimension_numbers, feature_group_count, batch_group_count, dt)
     weak = getattr(lhs, "weak_type", False) and getattr(rhs, "weak_type", False)
     return Array(_c_contiguous(out), weak)
 

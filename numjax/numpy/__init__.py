@@ -616,6 +616,11 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     if x is None or y is None:
         raise TypeError(f"where requires ndarray or scalar arguments, got {type(None)} at position "
                         f"{1 if x is None else 2}.")
+    from .._prng import PRNGKeyArray
+    if isinstance(x, PRNGKeyArray) and isinstance(y, PRNGKeyArray):
+        # Typed keys select their key data (the trailing axis of 2 words rides along).
+        cond = expand_dims(asarray(condition), -1)
+        return PRNGKeyArray(_where_jit(*(_jit_operand(v) for v in (cond, x._base, y._base))))
     return _where_jit(*(_jit_operand(v) for v in (condition, x, y)))
 
 
@@ -951,6 +956,9 @@ def _atleast_2d_one(x):
 
 
 def astype(x, dtype, copy=False):
+    from .._prng import PRNGKeyArray
+    if isinstance(x, PRNGKeyArray) and dtype == x.dtype:
+        return x
     return lax._convert_element_type(asarray_leaf(x), _dtypes.canonicalize_dtype(dtype), False)
 
 
