@@ -32,6 +32,24 @@ from .unsupported import Unsupported  # noqa: E402  (re-exported)
 BOOL, I64, F32, F64 = (np.dtype(t) for t in (np.bool_, np.int64, np.float32, np.float64))
 _I8P = ir.IntType(8).as_pointer()
 UNROLL_MAX = 16        # constant-bound loops up to this trip count are unrolled at translation
+UNROLL_BUDGET = 600    # ... when trips x body cost (``_unroll_cost``) stays under this
+_CALL_COST = 40        # a call inlines a math function's body: counted as that many nodes
+
+
+def _unroll_cost(stmts):
+    """A rough size of the code ``stmts`` become: AST nodes, calls weighted, constant-bound
+    inner loops multiplied by their trip counts."""
+    cost = 0
+    for node in stmts:
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+            bounds = [a.value for a in node.iter.args if isinstance(a, ast.Constant)]
+            trips = (bounds[0] if len(bounds) == 1 else bounds[1] - bounds[0]) \
+                if len(bounds) == len(node.iter.args) and bounds else UNROLL_MAX
+            cost += max(1, trips) * _unroll_cost(node.body)
+            continue
+        for sub in ast.walk(node):
+            cost += _CALL_COST if isinstance(sub, ast.Call) else 1
+    return cost
 
 
 def lltype(dt):
@@ -426,8 +444,12 @@ class Translator:
         step = args[2] if len(args) > 2 else Const(1, I64)
         trips = range(int(args[0].py), int(args[1].py), int(step.py)) \
             if all(isinstance(a, Const) for a in args[:2]) and isinstance(step, Const) else None
-        # Short constant loops (polynomial terms) unroll, so their counters index tuples.
-        if trips is not None and len(trips) <= UNROLL_MAX and not is_prange:
+        # Short constant loops (polynomial terms) unroll, so their counters index tuples; not
+        # when the copies would be large (a scan of 10 steps over 2x4 log-sum-exps took 8 s
+        # at O3 unrolled): LLVM's time grows with the code, and a loop costs nothing here.
+        if (trips is not None and len(trips) <= UNROLL_MAX and not is_prange
+                and (len(trips) * _unroll_cost(st.body) <= UNROLL_BUDGET
+                     or self._indexes_tuple(scope, st.body, st.target.id))):
             for k in trips:
                 scope.vars[st.target.id] = ("bind", Const(k, I64))
                 self.block(scope, st.body)
@@ -438,9 +460,27 @@ class Translator:
             b = scope.func.b
             start = b.select(b.icmp_signed(">", lo, start), lo, start)
             stop = b.select(b.icmp_signed("<", hi, stop), hi, stop)
-        self._range_loop(scope, st, start, stop, self.cast(scope, self.materialize(scope, step), I64).v)
+        if not (isinstance(step, Const) and int(step.py) != 0):
+            raise Unsupported("range() with a step that is not a nonzero constant")
+        self._range_loop(scope, st, start, stop, self.cast(scope, self.materialize(scope, step), I64).v,
+                         descending=int(step.py) < 0)
 
-    def _range_loop(self, scope, st, start, stop, step):
+    def _indexes_tuple(self, scope, body, var):
+        """Whether ``body`` subscripts a tuple known before the loop by the counter ``var``
+        (then the loop must unroll: tuples are indexed by constants only)."""
+        for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+            if not (isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute))
+                    and any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(node.slice))):
+                continue
+            try:
+                base = self.expr(scope, node.value)
+            except Exception:   # noqa: BLE001  (a name bound inside the loop: not a known tuple)
+                continue
+            if isinstance(base, Tup):
+                return True
+        return False
+
+    def _range_loop(self, scope, st, start, stop, step, descending=False):
         b = scope.func.b
         slot = scope.func.alloca(ir.IntType(64))
         scope.vars[st.target.id] = ("slot", slot, I64)
@@ -451,7 +491,7 @@ class Translator:
         b.branch(head)
         b.position_at_end(head)
         cur = b.load(slot, name="i")
-        b.cbranch(b.icmp_signed("<", cur, stop), loop, done)
+        b.cbranch(b.icmp_signed(">" if descending else "<", cur, stop), loop, done)
         b.position_at_end(loop)
         self.block(scope, st.body)
         if not b.block.is_terminated:

@@ -203,3 +203,36 @@ def test_warm_start_loads_no_llvm_and_no_numba(tmp_path):
     assert runs[0]["llvm"] and not runs[0]["numba"]
     assert not runs[1]["llvm"] and not runs[1]["numba"]
     assert runs[0]["sum"] == runs[1]["sum"]
+
+
+def test_descending_and_large_constant_loops_are_real_loops():
+    # Loops too large to unroll (trips x body cost over pyir.UNROLL_BUDGET) stay loops, and a
+    # loop counting down (range(n - 1, -1, -1)) stops at its bound.
+    from numjax.lowering import pyir
+    src = textwrap.dedent("""
+        def kern(d0, x0):
+            o0 = np.empty((d0, ), np.float64)
+            acc = 0.0
+            for i in range(d0 - 1, -1, -1):
+                acc = acc * 0.5 + x0[i]
+                o0[i] = acc
+            for k in range(12):
+                acc = vm.exp_f64(vm.log_f64(acc + 1.0)) + vm.tanh_f64(acc) * 0.0
+            o0[0] = acc
+            return (o0, )
+        """)
+    assert 12 * pyir._unroll_cost(__import__("ast").parse(src).body[0].body[3].body) > pyir.UNROLL_BUDGET
+    spec = cpu_llvm.KernelSpec("kern", src, [("dim",), ("array", "float64", ("d0",))],
+                               [("float64", ("d0",))], False)
+    fn = _build([spec])["kern"]
+    x = np.arange(1.0, 6.0)
+    out = np.empty(5)
+    fn(0, 1, 5, x, out)
+    acc, want = 0.0, np.empty(5)
+    for i in range(4, -1, -1):
+        acc = acc * 0.5 + x[i]
+        want[i] = acc
+    for _ in range(12):
+        acc = np.exp(np.log(acc + 1.0))
+    want[0] = acc
+    np.testing.assert_allclose(out, want, rtol=1e-12)
