@@ -12,9 +12,15 @@ gradient step took 117 ms (88 to 631) with OpenBLAS's threads and 22 to 24 ms wi
 63 ms against 17 ms (JAX: 21 ms).  Eager matmuls between compiled steps wake the same
 spinning workers: JAX's ``mnist_classifier.py`` (a jitted step, then an eager accuracy) took
 50 ms per two steps and 120 ms per accuracy with them, 23 ms and 11 ms with BLAS held to one
-thread (JAX: 22 ms and 12 ms).  So while numjax calls BLAS, BLAS gets ``numjax_blas_threads`` threads
-(``NUMJAX_BLAS_THREADS``; default 1, 0 leaves BLAS alone), and its own setting is put back
+thread (JAX: 22 ms and 12 ms).  So while numjax calls BLAS, BLAS can be given
+``numjax_blas_threads`` threads (``NUMJAX_BLAS_THREADS``), its own setting put back
 afterwards, so numpy code outside numjax is unaffected.
+
+The default is 0, BLAS's own threads: on an idle machine the measurements above reverse once
+numjax's workers stop spinning early (``GOMP_SPINCOUNT``, lowering/cpu_runtime.py): a 1024^2
+matmul takes 6.5 ms with both cores against 12.7 ms on one (JAX 6.6 ms), the MLP step 2.2 ms
+against 3.3 ms, a jitted step plus an eager matmul 5.2 ms against 8.5 ms (fourth session,
+benchmarks/RESULTS.md).  ``NUMJAX_BLAS_THREADS=1`` is the setting for a loaded machine.
 
 OpenBLAS's setter is process-wide, not per thread: programs running at once in several Python
 threads (pmap) share one limit, set by the first to enter and restored by the last to leave.

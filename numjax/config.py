@@ -31,8 +31,8 @@ class Config:
         self.numjax_parallel_threshold = int(os.environ.get("NUMJAX_PARALLEL_THRESHOLD", 1 << 18))
         self.numjax_num_threads = int(os.environ.get("NUMJAX_NUM_THREADS", 0))
         # BLAS threads while a compiled program or an eager matmul runs (numjax/blas_threads.py);
-        # 0: BLAS's own.
-        self.numjax_blas_threads = int(os.environ.get("NUMJAX_BLAS_THREADS", 1))
+        # 0 (the default): BLAS's own; 1 helps on an oversubscribed machine.
+        self.numjax_blas_threads = int(os.environ.get("NUMJAX_BLAS_THREADS", 0))
         # Run the LLVM backend's kernels as plain Python (for stepping through them).
         self.numjax_debug_python = _env_flag("NUMJAX_DEBUG_PYTHON")
         # JAX options that libraries and tests set, accepted and recorded; numjax does not act
