@@ -77,15 +77,25 @@ def _devices():
     return _DEVICES
 
 
+def _check_backend(backend):
+    name = getattr(backend, "platform", backend)
+    if name not in (None, "cpu"):
+        raise RuntimeError(f"Unknown backend: '{name}' requested, but no platforms that are "
+                           f"instances of {name} are present. Platforms present are: cpu")
+
+
 def devices(backend=None):
+    _check_backend(backend)
     return list(_devices())
 
 
 def local_devices(process_index=None, backend=None, host_id=None):
+    _check_backend(backend)
     return list(_devices())
 
 
 def device_count(backend=None):
+    _check_backend(backend)
     return len(_devices())
 
 

@@ -123,3 +123,11 @@ def test_where_and_astype_on_typed_keys():
     both = jnp.where(jnp.array([True, False]), a, b)
     np.testing.assert_array_equal(jax.random.key_data(both),
                                   np.stack([jax.random.key_data(a)[0], jax.random.key_data(b)[1]]))
+
+
+def test_asking_for_a_backend_numjax_lacks_is_a_runtime_error():
+    with pytest.raises(RuntimeError, match="Unknown backend: 'gpu'"):
+        jax.device_count("gpu")
+    with pytest.raises(RuntimeError, match="Unknown backend: 'tpu'"):
+        jax.devices("tpu")
+    assert jax.devices("cpu") == jax.devices()
