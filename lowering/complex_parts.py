@@ -28,7 +28,7 @@ from numjax import core
 from numjax.array import Array
 from numjax.errors import NoLoweringError
 from numjax.interpreters import partial_eval as pe
-from numjax.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from numjax.jaxpr import ClosedJaxpr, Literal, sub_jaxprs
 from numjax.lax import elementwise as ew
 
 from . import complex_math as cm
@@ -49,14 +49,6 @@ def is_complex(dtype):
 
 # ---------------------------------------------------------------- finding complex values
 
-def _jaxprs_of(params):
-    for v in params.values():
-        if isinstance(v, (ClosedJaxpr, Jaxpr)):
-            yield getattr(v, "jaxpr", v)
-        elif isinstance(v, (tuple, list)):
-            yield from (getattr(j, "jaxpr", j) for j in v if isinstance(j, (ClosedJaxpr, Jaxpr)))
-
-
 def _complex_param(params):
     return any(isinstance(v, np.dtype) and is_complex(v) for v in params.values())
 
@@ -70,7 +62,7 @@ def uses_complex(jaxpr):
 
 def _eqn_uses_complex(eqn):
     return (any(is_complex(v.aval.dtype) for v in list(eqn.invars) + list(eqn.outvars))
-            or _complex_param(eqn.params) or any(uses_complex(j) for j in _jaxprs_of(eqn.params)))
+            or _complex_param(eqn.params) or any(uses_complex(j) for j in sub_jaxprs(eqn.params)))
 
 
 # ---------------------------------------------------------------- values and avals

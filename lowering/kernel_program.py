@@ -16,7 +16,7 @@ import itertools
 
 import numpy as np
 
-from numjax.jaxpr import Literal
+from numjax.jaxpr import Literal, sub_jaxprs
 from numjax.lax import control_flow as cf
 
 from . import fusion, scalar
@@ -237,21 +237,13 @@ HEAVY_MACS = 1 << 19
 def heavy_body(eqn):
     """True when a body or branch of control-flow ``eqn`` holds a large matmul."""
     from numjax.lax.linalg import dot_general_p
-    for jx in _sub_jaxprs(eqn.params):
+    for jx in sub_jaxprs(eqn.params):
         for e in jx.eqns:
             if e.primitive is dot_general_p and _macs(e) >= HEAVY_MACS:
                 return True
             if heavy_body(e):
                 return True
     return False
-
-
-def _sub_jaxprs(params):
-    for value in params.values():
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            jx = getattr(item, "jaxpr", item)
-            if hasattr(jx, "eqns"):
-                yield jx
 
 
 def _macs(eqn):

@@ -22,7 +22,7 @@ import numpy as np
 from numjax import core, dtypes
 from numjax.errors import NoLoweringError
 from numjax.interpreters import partial_eval as pe
-from numjax.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from numjax.jaxpr import ClosedJaxpr, Jaxpr, Literal, sub_jaxprs
 from numjax.lax import elementwise as ew
 from numjax.lax import low_precision as lp
 
@@ -49,15 +49,6 @@ _U32 = np.dtype(np.uint32)
 
 # ---------------------------------------------------------------- finding narrow values
 
-def _jaxprs_of(params):
-    """The jaxprs among ``params`` (ClosedJaxpr, or open Jaxpr as scan's), as plain Jaxprs."""
-    for v in params.values():
-        if isinstance(v, (ClosedJaxpr, Jaxpr)):
-            yield getattr(v, "jaxpr", v)
-        elif isinstance(v, (tuple, list)):
-            yield from (getattr(j, "jaxpr", j) for j in v if isinstance(j, (ClosedJaxpr, Jaxpr)))
-
-
 def uses_low_precision(jaxpr):
     """Whether any value of ``jaxpr`` (a Jaxpr, nested jaxprs included) is bfloat16/float8."""
     for v in list(jaxpr.invars) + list(jaxpr.constvars) + list(jaxpr.outvars):
@@ -68,7 +59,7 @@ def uses_low_precision(jaxpr):
             return True
         if _widen_params(eqn.params) is not None:
             return True
-        if any(uses_low_precision(j) for j in _jaxprs_of(eqn.params)):
+        if any(uses_low_precision(j) for j in sub_jaxprs(eqn.params)):
             return True
     return False
 

@@ -224,6 +224,18 @@ def _hoisted_jaxprs(top):
     return out
 
 
+def sub_jaxprs(params):
+    """The jaxprs an equation's ``params`` hold (ClosedJaxprs, open Jaxprs as scan's body, or
+    tuples of them as cond's branches), each as a plain Jaxpr: what every pass over nested
+    jaxprs walks."""
+    for v in params.values():
+        for j in (v if isinstance(v, (tuple, list)) else (v,)):
+            if isinstance(j, ClosedJaxpr):
+                yield j.jaxpr
+            elif isinstance(j, Jaxpr):
+                yield j
+
+
 def _jaxprs_in_params(params):
     for v in params.values():
         for j in (v if _is_jaxpr_tuple(v) else (v,) if _is_jaxpr(v) else ()):

@@ -21,7 +21,7 @@ import numpy as np
 from .. import core, tree_util
 from ..interpreters import ad, batching, mlir
 from ..interpreters import partial_eval as pe
-from ..jaxpr import ClosedJaxpr, Jaxpr, Literal, _literal_value, param_printers
+from ..jaxpr import Literal, _literal_value, param_printers, sub_jaxprs
 from ..lax._base import make_primitive
 from .checkify_errors import JaxRuntimeError, init_error, update_error
 
@@ -130,21 +130,12 @@ def checkify_jaxpr(jaxpr, consts, enabled_errors, error, *args):
 
 def _refuse_unhandled(eqn, enabled_errors):
     # A primitive holding jaxprs that this interpreter has no rule for would hide their checks.
-    for sub in _sub_jaxprs(eqn.params):
+    for sub in sub_jaxprs(eqn.params):
         if needs_checks(sub, enabled_errors):
             raise NotImplementedError(
                 f"checkify of a '{eqn.primitive.name}' whose body has checks is not supported "
                 "by numjax (supported: jit, cond/switch, scan/fori_loop, while_loop, custom_jvp, "
                 "custom_vjp)")
-
-
-def _sub_jaxprs(params):
-    for v in params.values():
-        for j in (v if isinstance(v, (tuple, list)) else (v,)):
-            if isinstance(j, ClosedJaxpr):
-                yield j.jaxpr
-            elif isinstance(j, Jaxpr):
-                yield j
 
 
 def needs_checks(jaxpr, enabled_errors):
@@ -154,7 +145,7 @@ def needs_checks(jaxpr, enabled_errors):
         prim = eqn.primitive
         if prim is check_p or automatic_checks_of.get(prim, frozenset()) & enabled_errors:
             return True
-        if any(needs_checks(sub, enabled_errors) for sub in _sub_jaxprs(eqn.params)):
+        if any(needs_checks(sub, enabled_errors) for sub in sub_jaxprs(eqn.params)):
             return True
     return False
 

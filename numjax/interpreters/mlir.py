@@ -17,7 +17,7 @@ backend fall back to eager evaluation with a warning, as do numjax's own primiti
 backend rule (that is numjax's bug to fix, not to paper over with a callback).
 """
 from .. import core
-from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from ..jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, sub_jaxprs
 
 # primitive -> rule, for every platform / for one platform, as JAX keeps them.
 _lowerings = {}
@@ -110,18 +110,9 @@ def _mentions_expandable(jaxpr):
     for eqn in jaxpr.eqns:
         if expandable_rule(eqn.primitive) is not None or calls_impl_on_host(eqn.primitive):
             return True
-        if any(_mentions_expandable(sub) for sub in _sub_jaxprs(eqn.params)):
+        if any(_mentions_expandable(sub) for sub in sub_jaxprs(eqn.params)):
             return True
     return False
-
-
-def _sub_jaxprs(params):
-    for v in params.values():
-        for j in (v if isinstance(v, (tuple, list)) else (v,)):
-            if isinstance(j, ClosedJaxpr):
-                yield j.jaxpr
-            elif isinstance(j, Jaxpr):
-                yield j
 
 
 def _expand(jaxpr, new_consts):
@@ -166,7 +157,7 @@ def _expand(jaxpr, new_consts):
 
 
 def _expand_params(params):
-    if not any(_mentions_expandable(sub) for sub in _sub_jaxprs(params)):
+    if not any(_mentions_expandable(sub) for sub in sub_jaxprs(params)):
         return params
     return {k: _expand_param(v) for k, v in params.items()}
 

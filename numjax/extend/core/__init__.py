@@ -34,14 +34,8 @@ def new_jaxpr_eqn(invars, outvars, primitive, params, effects=no_effects, source
 
 def jaxprs_in_params(params):
     """The jaxprs (Jaxpr, not ClosedJaxpr) held in an equation's params."""
-    out = []
-    for v in params.values():
-        for j in (v if isinstance(v, (tuple, list)) else (v,)):
-            if isinstance(j, ClosedJaxpr):
-                out.append(j.jaxpr)
-            elif isinstance(j, Jaxpr):
-                out.append(j)
-    return out
+    from ...jaxpr import sub_jaxprs
+    return list(sub_jaxprs(params))
 
 
 def subjaxprs(jaxpr):
