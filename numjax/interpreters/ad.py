@@ -292,6 +292,22 @@ def deflinear2(primitive, transpose_rule):
     transpose_rules[primitive] = transpose_rule
 
 
+def defbilinear(primitive):
+    """The JVP of a primitive linear in each of its two operands separately (``dot_general``,
+    ``conv_general_dilated``): the product rule, skipping symbolic-zero tangents."""
+    def rule(primals, tangents, **params):
+        lhs, rhs = primals
+        t_lhs, t_rhs = tangents
+        out = primitive.bind(lhs, rhs, **params)
+        t_out = Zero(_aval_of(out))
+        if type(t_lhs) is not Zero:
+            t_out = add_tangents(t_out, primitive.bind(t_lhs, rhs, **params))
+        if type(t_rhs) is not Zero:
+            t_out = add_tangents(t_out, primitive.bind(lhs, t_rhs, **params))
+        return out, t_out
+    jvp_rules[primitive] = rule
+
+
 def deflinear(primitive, transpose_rule):
     """As ``deflinear2``, with JAX's ``deflinear`` convention: ``transpose_rule(ct, **params)``
     sees no operands (a linear map's transpose does not depend on them)."""

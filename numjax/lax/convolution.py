@@ -592,19 +592,7 @@ def _transpose_pads(window, stride, padding):
 from ..interpreters import ad, batching  # noqa: E402
 
 
-def _conv_jvp(primals, tangents, **params):
-    lhs, rhs = primals
-    t_lhs, t_rhs = tangents
-    out = conv_general_dilated_p.bind(lhs, rhs, **params)
-    t_out = ad.Zero(get_aval(out))
-    if type(t_lhs) is not ad.Zero:
-        t_out = ad.add_tangents(t_out, conv_general_dilated_p.bind(t_lhs, rhs, **params))
-    if type(t_rhs) is not ad.Zero:
-        t_out = ad.add_tangents(t_out, conv_general_dilated_p.bind(lhs, t_rhs, **params))
-    return out, t_out
-
-
-ad.jvp_rules[conv_general_dilated_p] = _conv_jvp
+ad.defbilinear(conv_general_dilated_p)
 
 
 def _fold(x, v, target, groups=1):

@@ -101,18 +101,6 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
 from ..interpreters import ad  # noqa: E402
 
 
-def _dot_general_jvp(primals, tangents, **params):
-    lhs, rhs = primals
-    tl, tr = tangents
-    out = dot_general_p.bind(lhs, rhs, **params)
-    t_out = ad.Zero(get_aval(out))
-    if type(tl) is not ad.Zero:
-        t_out = ad.add_tangents(t_out, dot_general_p.bind(tl, rhs, **params))
-    if type(tr) is not ad.Zero:
-        t_out = ad.add_tangents(t_out, dot_general_p.bind(lhs, tr, **params))
-    return out, t_out
-
-
 def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision=None,
                            preferred_element_type=None, out_sharding=None):
     from .shape import transpose
@@ -166,7 +154,7 @@ def _cast(x, dtype):
     return x if get_aval(x).dtype == dtype else convert_element_type(x, dtype)
 
 
-ad.jvp_rules[dot_general_p] = _dot_general_jvp
+ad.defbilinear(dot_general_p)
 ad.transpose_rules[dot_general_p] = _dot_general_transpose
 
 
