@@ -192,7 +192,7 @@ def test_breakpoint_opens_pdb_on_runtime_values(capsys):
 # A Numba function gets read-only numpy arrays (JAX hands callbacks read-only buffers); a
 # compiled program calls its compiled specialization directly (lowering/host_calls.py).
 
-numba = pytest.importorskip("numba")
+import numba  # noqa: E402  (a dependency of numjax)
 
 
 @numba.njit

@@ -556,8 +556,8 @@ def _trunc(v):
 defjvp(rem_p, lambda t, x, y: t, lambda t, x, y: neg(mul(t, _trunc(div(x, y)))))
 for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
            and_p, or_p, xor_p, not_p, shift_left_p, shift_right_logical_p,
-           shift_right_arithmetic_p, nextafter_p):
-    defjvp_zero(_p)
+           shift_right_arithmetic_p, nextafter_p, bitcast_convert_type_p):
+    defjvp_zero(_p)     # bitcast too: reinterpreted bits carry no derivative (as JAX)
 
 
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False, sharding=None):

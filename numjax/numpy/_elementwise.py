@@ -167,8 +167,14 @@ def logaddexp(x1, x2, /):
 
 
 def _broadcast_pair(x, y):
+    """``x`` and ``y`` broadcast to one shape for a custom_jvp body.  Ranks are equal already
+    (``promote_args_inexact`` checked them); where equal-rank shapes do not broadcast, the
+    first lax op of the body raises lax's TypeError, as JAX's does."""
     from . import _broadcast_all
-    return _broadcast_all(x, y)
+    try:
+        return _broadcast_all(x, y)
+    except ValueError:
+        return x, y
 
 
 @custom_jvp

@@ -12,7 +12,7 @@ jnp = jax.numpy
 import numjax  # noqa: E402
 import numjax.numpy as njnp  # noqa: E402
 
-ml_dtypes = pytest.importorskip("ml_dtypes")
+import ml_dtypes  # noqa: E402  (a dependency of numjax)
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 NAMES = ["bool_", "uint8", "uint16", "uint32", "int8", "int16", "int32", "float16", "bfloat16",
