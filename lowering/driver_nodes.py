@@ -358,20 +358,10 @@ def _qr(gen, eqn):
 def _threefry2x32(gen, eqn):
     out_shape = eqn.outvars[0].aval.shape
     size = _prod(gen, out_shape)
-    kinds, args, params, lines = [], [], [("dim",)], []
-    for v in eqn.invars:
-        kinds.append(nodes_random.operand_kind(gen, v, out_shape))
-        if kinds[-1] == "s":
-            args.append(f"int({gen.name(v)})")
-            params.append(("scalar", "uint32"))
-        elif kinds[-1] == "a":
-            src = gen.name(v)
-            if v.aval.shape != out_shape:
-                src = f"np.broadcast_to({src}, {gen.shape_src(out_shape)})"
-            flat = gen.tmp("f")
-            lines.append(f"{flat} = np.ascontiguousarray({src}, dtype=np.uint32).reshape(-1)")
-            args.append(flat)
-            params.append(("array", "uint32", ("n",)))
+    kinds, args, lines = nodes_random.threefry_operands(gen, eqn, out_shape, scalar="int({})",
+                                                        dtype=", dtype=np.uint32")
+    params = [("dim",)] + [("scalar", "uint32") if k == "s" else ("array", "uint32", ("n",))
+                           for k in kinds if k in ("s", "a")]
     name, text = nodes_random._kernel_source(kinds, True)
     text = "".join(line + "\n" for line in text.splitlines() if not line.startswith("@"))
     gen.add_kernel(name, text, params, [("uint32", ("n",))] * 2, True)

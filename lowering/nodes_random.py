@@ -104,21 +104,30 @@ def operand_kind(gen, v, out_shape):
     return "s" if v.aval.shape == () else "a"
 
 
-def _threefry2x32(gen, eqn):
-    out_shape = eqn.outvars[0].aval.shape
-    size = " * ".join(gen.dim(d) for d in out_shape) or "1"
+def threefry_operands(gen, eqn, out_shape, scalar="{}", dtype=""):
+    """Each threefry operand's kind (``operand_kind``), the driver expressions passing the
+    scalar and array ones (arrays broadcast to the output and flattened; ``scalar`` formats a
+    scalar's name, ``dtype`` is an ``ascontiguousarray`` dtype argument) and the driver lines
+    making them: shared by both CPU backends."""
     kinds, args, lines = [], [], []
     for v in eqn.invars:
         kinds.append(operand_kind(gen, v, out_shape))
         if kinds[-1] == "s":
-            args.append(gen.name(v))
+            args.append(scalar.format(gen.name(v)))
         elif kinds[-1] == "a":
             src = gen.name(v)
             if v.aval.shape != out_shape:
                 src = f"np.broadcast_to({src}, {gen.shape_src(out_shape)})"
             flat = gen.tmp("f")
-            lines.append(f"{flat} = np.ascontiguousarray({src}).reshape(-1)")
+            lines.append(f"{flat} = np.ascontiguousarray({src}{dtype}).reshape(-1)")
             args.append(flat)
+    return kinds, args, lines
+
+
+def _threefry2x32(gen, eqn):
+    out_shape = eqn.outvars[0].aval.shape
+    size = " * ".join(gen.dim(d) for d in out_shape) or "1"
+    kinds, args, lines = threefry_operands(gen, eqn, out_shape)
     name, src = _kernel_source(kinds, gen.parallel)
     gen.kernels[name] = src
     o0, o1 = (gen.name(v) for v in eqn.outvars)

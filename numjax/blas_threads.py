@@ -114,14 +114,20 @@ def leave():
                 setter(own)
 
 
+def call_limited(fn, *args):
+    """``fn(*args)`` (an eager BLAS operation) with BLAS limited as ``enter`` says."""
+    if config.numjax_blas_threads <= 0:     # the default: BLAS keeps its threads, no lock taken
+        return fn(*args)
+    enter()
+    try:
+        return fn(*args)
+    finally:
+        leave()
+
+
 def limited(fn):
-    """``fn`` (a compiled program, an eager BLAS operation) running with BLAS limited as
-    ``enter`` says."""
+    """``fn`` (a compiled program) running with BLAS limited as ``enter`` says."""
     def run_with_blas_limit(*args):
-        enter()
-        try:
-            return fn(*args)
-        finally:
-            leave()
+        return call_limited(fn, *args)
     run_with_blas_limit.__wrapped__ = fn
     return run_with_blas_limit

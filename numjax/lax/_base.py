@@ -29,7 +29,8 @@ def check_eagerly(*prims):
     """Eager applications of these primitives run their abstract-eval rule before the numpy
     implementation, as JAX type-checks every op: eager errors are then JAX's (``add got
     incompatible shapes for broadcasting``) rather than numpy's.  Signatures that passed
-    are remembered, so a repeated eager op pays one dict lookup."""
+    are remembered with the implementation they run (``eager_variants`` may pick another one
+    for a signature, once), so a repeated eager op pays one dict lookup."""
     for prim in prims:
         impl, rule = core.impl_rules[prim], core.abstract_eval_rules[prim]
         if getattr(impl, "_checked", False):
@@ -38,21 +39,35 @@ def check_eagerly(*prims):
         def checked(*args, _impl=impl, _rule=rule, _prim=prim, **params):
             try:
                 key = (_prim, tuple([_sig(a) for a in args]), tuple(params.items()))
-                ok = key in _CHECKED
+                fn = _CHECKED.get(key)
             except (TypeError, AttributeError):   # unhashable params, or an operand without a cheap key
-                key, ok = None, False
-            if not ok:
+                key, fn = None, None
+            if fn is None:
                 _rule(*[core.get_aval(a) for a in args], **params)
+                fn = _eager_variant(_prim, _impl, args, params)
                 if key is not None:
                     if len(_CHECKED) > 100_000:
                         _CHECKED.clear()
-                    _CHECKED.add(key)
-            return _impl(*args, **params)
+                    _CHECKED[key] = fn
+            return fn(*args, **params)
         checked._checked = True
         core.impl_rules[prim] = checked
 
 
-_CHECKED = set()
+_CHECKED = {}         # (primitive, operand signatures, params) -> the implementation to run
+
+# Hooks ``(prim, impl, args, params) -> another implementation or None``, asked once per eager
+# signature (lax/low_precision.py computes bfloat16/float8 operands in float32 this way).
+eager_variants = []
+
+
+def _eager_variant(prim, impl, args, params):
+    for choose in eager_variants:
+        alt = choose(prim, impl, args, params)
+        if alt is not None:
+            return alt
+    return impl
+
 _SCALARS = (int, float, complex, bool)
 
 

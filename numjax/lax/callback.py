@@ -323,11 +323,17 @@ def debug_callback(callback=None, *args, ordered=False, partitioned=False, **kwa
         in_tree, dynamic, static = _split_static(c_args, c_kwargs)
         debug_callback_p.bind(*dynamic, callback=_merged_caller(fn, in_tree, static),
                               effect=DebugEffect(ordered), partitioned=partitioned)
-    if callback is not None:
-        staged(callback, *args, **kwargs)
+    return _one_or_two_calls("debug_callback", staged, callback, args, kwargs)
+
+
+def _one_or_two_calls(name, staged, first, args, kwargs):
+    """JAX's debug functions take their function (or format) and arguments in one call, or
+    the function first and the arguments in a second call."""
+    if first is not None:
+        staged(first, *args, **kwargs)
         return None
     if args or kwargs:
-        raise TypeError("debug_callback received unexpected arguments in the two-call form:"
+        raise TypeError(f"{name} received unexpected arguments in the two-call form:"
                         f" args={args!r} kwargs={kwargs!r}")
     return staged
 
@@ -383,13 +389,7 @@ def debug_print(fmt=None, *args, ordered=False, partitioned=False, skip_format_c
                            static_args=tuple(static.items()),
                            np_printoptions=tuple(np.get_printoptions().items()),
                            has_placeholders=has_placeholders, logging_record=None)
-    if fmt is not None:
-        staged(fmt, *args, **kwargs)
-        return None
-    if args or kwargs:
-        raise TypeError("debug_print received unexpected arguments in the two-call form:"
-                        f" args={args!r} kwargs={kwargs!r}")
-    return staged
+    return _one_or_two_calls("debug_print", staged, fmt, args, kwargs)
 
 
 def _debug_jvp(prim):

@@ -24,7 +24,7 @@ from numjax.array import c_contiguous as _c_contiguous
 
 from .. import dtypes
 from ..array import Array, to_numpy
-from ..blas_threads import limited as limited_blas
+from ..blas_threads import call_limited
 from ..core import ShapedArray, get_aval
 from ..jaxpr import param_printers
 from ._base import check_eagerly, make_primitive
@@ -268,7 +268,6 @@ def conv_numpy(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, di
     return _conv_grouped(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                          feature_group_count, batch_group_count, out_dtype, acc)
 
-
 def _contiguous_run(shape, strides, itemsize):
     """How many elements a copy walking these axes (innermost last) reads per contiguous run."""
     run = 1
@@ -423,8 +422,8 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                out_sharding=None):
     lv, rv = to_numpy(lhs), to_numpy(rhs)
     dt = lv.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
-    out = limited_blas(conv_numpy)(lv, rv, window_strides, padding, lhs_dilation, rhs_dilation,
-                                   dimension_numbers, feature_group_count, batch_group_count, dt)
+    out = call_limited(conv_numpy, lv, rv, window_strides, padding, lhs_dilation, rhs_dilation,
+                       dimension_numbers, feature_group_count, batch_group_count, dt)
     weak = getattr(lhs, "weak_type", False) and getattr(rhs, "weak_type", False)
     return Array(_c_contiguous(out), weak)
 

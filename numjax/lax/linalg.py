@@ -5,7 +5,7 @@ from numjax.array import c_contiguous as _c_contiguous
 
 from .. import dtypes
 from ..array import Array, to_numpy
-from ..blas_threads import limited as limited_blas
+from ..blas_threads import call_limited
 from ..core import ShapedArray, get_aval
 from ..jaxpr import param_printers
 from ._base import make_primitive
@@ -56,7 +56,7 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_
                       out_sharding=None):
     lv, rv = to_numpy(lhs), to_numpy(rhs)
     dt = lv.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
-    out = limited_blas(dot_general_numpy)(lv, rv, dimension_numbers, dt)
+    out = call_limited(dot_general_numpy, lv, rv, dimension_numbers, dt)
     weak = getattr(lhs, "weak_type", False) and getattr(rhs, "weak_type", False)
     return Array(_c_contiguous(out), weak)
 

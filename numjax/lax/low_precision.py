@@ -31,6 +31,7 @@ HIGHER_ORDER_PRIMITIVE_NAMES = frozenset({
 
 COMPUTE_DTYPE = dtypes.float32
 _LOW = dtypes.low_precision_floats
+_LOW_DTYPE_CLASSES = frozenset(type(d) for d in _LOW)
 
 
 def computes(prim):
@@ -43,9 +44,16 @@ def is_low(dtype):
 
 
 def widen_params(params):
-    """``params`` with every narrow float dtype replaced by float32 (None when there is none)."""
-    changed = {k: COMPUTE_DTYPE for k, v in params.items() if isinstance(v, np.dtype) and v in _LOW}
-    return {**params, **changed} if changed else None
+    """``params`` with every narrow float dtype replaced by float32 (None when there is none).
+    On every eager op's path: a plain loop testing each value's class (each dtype has its own
+    class), no dict built unless something changes."""
+    changed = None
+    for k, v in params.items():
+        if type(v) in _LOW_DTYPE_CLASSES:
+            if changed is None:
+                changed = dict(params)
+            changed[k] = COMPUTE_DTYPE
+    return changed
 
 
 def _logistic_expansion(x):
@@ -95,8 +103,30 @@ def _round_to(out, dtype):
         return Array(np.asarray(to_numpy(out)).astype(dtype), getattr(out, "weak_type", False))
 
 
+_low_impls = {}      # primitive -> its float32-and-round eager implementation
+
+
+def _choose_low_precision(prim, impl, args, params):
+    """For ``_base.check_eagerly``'s primitives: asked once per eager signature, so an op on
+    ordinary dtypes pays nothing for bfloat16's existence."""
+    if not computes(prim):
+        return None
+    if all(getattr(a, "dtype", None) not in _LOW for a in args) and widen_params(params) is None:
+        return None
+    low = _low_impls.get(prim)
+    if low is None:
+        low = _low_impls[prim] = _eager_in_float32(prim, impl)
+    return low
+
+
 def install_eager_rules():
-    """Wrap the eager rule of every computing primitive defined so far (idempotent)."""
+    """Narrow operands of eager computing primitives compute in float32 (idempotent): the
+    type-checked primitives choose so once per signature (``_base.eager_variants``), the
+    others' eager rules are wrapped."""
+    from . import _base
+    if _choose_low_precision not in _base.eager_variants:
+        _base.eager_variants.append(_choose_low_precision)
     for prim, impl in list(core.impl_rules.items()):
-        if computes(prim) and not getattr(impl, "_low_precision", False):
+        if (computes(prim) and not getattr(impl, "_low_precision", False)
+                and not getattr(impl, "_checked", False)):
             core.impl_rules[prim] = _eager_in_float32(prim, impl)
