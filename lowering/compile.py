@@ -23,6 +23,7 @@ from numjax.dispatch import jit_p
 from numjax.errors import NoLoweringError
 from numjax.jaxpr import Literal, eval_jaxpr
 from numjax.lax import linalg as lax_linalg
+from numjax.lax._summation import LANES
 from numjax.lax import shape as lax_shape
 
 from . import fusion, scalar
@@ -372,7 +373,7 @@ class RegionCodegen:
             body.append(f"{res}[{self.idx()}] = {val}" if not self.flat else f"{res}[i] = {val}")
             self.unrollable = False
             return
-        trailing = tuple(axes) == tuple(range(self.rank - len(axes), self.rank))
+        trailing = tuple(sorted(axes)) == tuple(range(self.rank - len(axes), self.rank))
         depth = self.rank - len(axes) if not self.flat else 0
         kept = [d for d in range(self.rank) if d not in axes]
         if monoid in ("argmax", "argmin"):
@@ -486,11 +487,12 @@ class RegionCodegen:
         par = self._outer_loop_parallel()
         two_phase = bool(loops and self.accs and self._two_phase(body))
         bufs = self._two_phase_buffers(loops[-1]) if two_phase else None
+        lane_loop = bool(loops and self.accs and not two_phase and not self._unroll_worth_it(body))
         for k, (var, bound) in enumerate(loops):
             for line in inits.get(k, []):
                 gen.emit(line, depth)
-            if k == len(loops) - 1 and self.accs and (self._unroll_worth_it(body) or two_phase):
-                break   # the innermost loop is emitted unrolled below
+            if k == len(loops) - 1 and self.accs:
+                break   # the innermost loop is emitted with its lanes below
             rng = "numba.prange" if par and k == 0 else "range"
             gen.emit(f"for {var} in {rng}({bound}):", depth)
             depth += 1
@@ -498,7 +500,9 @@ class RegionCodegen:
             pass   # a rank-0 region is emitted as straight-line code below
         elif two_phase:
             depth = self._emit_two_phase(loops[-1], body, depth, bufs)
-        elif self.accs and self._unroll_worth_it(body):
+        elif lane_loop:
+            depth = self._emit_lane_loop(loops[-1], body, depth)
+        elif self.accs:
             depth = self._emit_unrolled_innermost(loops[-1], body, depth)
         else:
             for line in body:
@@ -512,7 +516,12 @@ class RegionCodegen:
                 gen.emit(line, 1)
 
 
-UNROLL = 8
+# The accumulators of a reduction over the innermost loop follow numjax's summation order
+# (numjax/lax/_summation.py, which eager reductions follow too): LANES partial results over
+# interleaved elements, the tail added to lane 0, then lanes 1.. folded into lane 0.  Short
+# loop bodies are unrolled into LANES copies (below); longer ones keep one copy of the body
+# and index the lanes (``_emit_lane_loop``), so the order never depends on what is fused.
+UNROLL = LANES
 
 
 def _emit_unrolled(self, loop, body, depth):
@@ -524,6 +533,7 @@ def _emit_unrolled(self, loop, body, depth):
     gen = self.gen
     var, bound = loop
     base, tail = gen.tmp("ib"), gen.tmp("it")
+    self._begin_row(depth)
     for acc, init, _, _ in self.accs:
         for u in range(1, UNROLL):
             gen.emit(f"{acc}_{u} = {init}", depth)
@@ -539,7 +549,74 @@ def _emit_unrolled(self, loop, body, depth):
     for acc, _, combine, dt in self.accs:
         for u in range(1, UNROLL):
             gen.emit(f"{acc} = {combine(acc, f'{acc}_{u}', dt)}", depth)
+    self._end_row(depth)
     return depth + 1
+
+
+def _begin_row(self, depth):
+    """An accumulator that outlives the innermost loop (a reduction over several trailing
+    axes) reduces each row from the identity; ``_end_row`` then adds the row's result to the
+    running one, so rows combine one at a time, as the summation order says."""
+    innermost = 0 if self.flat else self.rank - 1
+    for acc, init, _, _ in self.accs:
+        if self._acc_depth.get(acc, innermost) < innermost:
+            self.gen.emit(f"{acc}_run = {acc}", depth)
+            self.gen.emit(f"{acc} = {init}", depth)
+
+
+def _end_row(self, depth):
+    innermost = 0 if self.flat else self.rank - 1
+    for acc, _, combine, dt in self.accs:
+        if self._acc_depth.get(acc, innermost) < innermost:
+            self.gen.emit(f"{acc} = {combine(f'{acc}_run', acc, dt)}", depth)
+
+
+RegionCodegen._begin_row = _begin_row
+RegionCodegen._end_row = _end_row
+
+
+def _emit_lane_loop(self, loop, body, depth):
+    """The innermost loop in the lanes' order with one copy of ``body``: each accumulator's
+    lanes live in a small array (lane 0 starts from the accumulator), indexed by the
+    position within each group of UNROLL elements.  The array is allocated inside the loops,
+    private to each parallel iteration (pyir hoists it to the kernel's entry, once per call)."""
+    gen = self.gen
+    var, bound = loop
+    base, tail, lane = gen.tmp("ib"), gen.tmp("it"), gen.tmp("lane")
+    self._begin_row(depth)
+    lanes = {}
+    for acc, init, _, dt in self.accs:
+        lanes[acc] = gen.tmp("lanes")
+        gen.emit(f"{lanes[acc]} = np.empty({UNROLL}, {scalar.np_type(dt)})", depth)
+        gen.emit(f"{lanes[acc]}[0] = {acc}", depth)
+        for u in range(1, UNROLL):
+            gen.emit(f"{lanes[acc]}[{u}] = {init}", depth)
+    gen.emit(f"{tail} = ({bound}) - ({bound}) % {UNROLL}", depth)
+    gen.emit(f"for {base} in range(0, {tail}, {UNROLL}):", depth)
+    gen.emit(f"for {lane} in range({UNROLL}):", depth + 1)
+    gen.emit(f"{var} = {base} + {lane}", depth + 2)
+    acc_lines = {f"{acc} = ": acc for acc, *_ in self.accs}
+    for line in body:
+        acc = next((a for prefix, a in acc_lines.items() if line.startswith(prefix)), None)
+        if acc is None:
+            gen.emit(line, depth + 2)
+            continue
+        combine, dt = next((c, d) for a, _, c, d in self.accs if a == acc)
+        slot = f"{lanes[acc]}[{lane}]"
+        gen.emit(f"{slot} = {combine(slot, self.acc_inputs[acc], dt)}", depth + 2)
+    for acc in lanes:
+        gen.emit(f"{acc} = {lanes[acc]}[0]", depth)
+    gen.emit(f"for {var} in range({tail}, {bound}):", depth)
+    for line in body:
+        gen.emit(line, depth + 1)
+    for acc, _, combine, dt in self.accs:
+        for u in range(1, UNROLL):
+            gen.emit(f"{acc} = {combine(acc, f'{lanes[acc]}[{u}]', dt)}", depth)
+    self._end_row(depth)
+    return depth + 1
+
+
+RegionCodegen._emit_lane_loop = _emit_lane_loop
 
 
 def _suffix_locals(line, u, accs):

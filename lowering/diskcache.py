@@ -15,7 +15,16 @@ cache directory), in directories private to the user (mode 0700):
   ``<root>/<env-key>/numba/``, so nothing is written to ``~/.cache/numba`` or next to the
   installed sources.  ``numba_cache`` also checks what Numba loads from these caches.
 
-Writes are atomic (temp file, fsync, rename).  The total size is bounded by
+Trust: every file is checked before it is loaded (byte entries, generated modules, and
+Numba's index and data files through ``numba_cache``): a regular file owned by this user,
+not writable by group or others, in a directory that is ours and private.  A file that fails
+is ignored and replaced by a fresh compile.  A directory of ours found writable by others is
+tightened to 0700 and emptied (its files could have been swapped while it was open).  A
+directory owned by another user cannot be repaired: the process moves to its own
+``<root>/user-<uid>`` and keeps caching there.  Each kind of trust problem is reported with
+one ``CacheWarning`` per process, however many files it affects.
+
+Writes are atomic (a 0600 temp file, fsync, rename).  The total size is bounded by
 ``numjax.config.numjax_cache_max_bytes``: least-recently-used entries are evicted
 (``_evict``).  An unusable root gives one ``CacheWarning`` and an in-memory cache.
 
@@ -43,6 +52,7 @@ __all__ = ["cache_dir", "read_entry", "write_entry", "load_module", "clear", "Ca
 
 _PKG = "numjax._generated"              # sys.modules prefix of loaded modules
 _KEY_DIR = re.compile(r"[0-9a-f]{16}")  # environment-key directories under root
+_FALLBACK_DIR = re.compile(r"user-[0-9]+")  # a user's own base when root holds foreign dirs
 _ENTRIES = "entries"                    # byte entries: <root>/entries/<kind>/<key>.bin
 _LIBRARY = "numba"                      # <root>/<env-key>/numba: Numba's cache of our modules
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,31}")
@@ -72,6 +82,8 @@ class _ProcessState:
         self.touched = set()       # entries whose mtime this process already refreshed
         self.size_estimate = None  # bytes under root; None until this process scans
         self.writes_since_scan = 0
+        self.base = None           # <root>/user-<uid> once a foreign directory was met
+        self.warned = set()        # kinds of trust problem already reported
 
 
 _proc = _ProcessState()
@@ -177,26 +189,63 @@ def _cpu_key():
 # Private directories, and the fallback when the root is unusable
 # --------------------------------------------------------------------------
 
+class _ForeignDirectory(PermissionError):
+    """A directory of the cache layout that belongs to another user (or is not a directory)."""
+
+
+def _base():
+    """Where our directories live: the root, or this user's ``<root>/user-<uid>`` after a
+    directory of ours under the root turned out to belong to someone else."""
+    return _proc.base or _user_root()
+
+
+def _env_dirname():
+    return hashlib.sha256(_env_key().encode()).hexdigest()[:16]
+
+
 def _entry_dir():
     """The directory generated Numba modules go to, created and checked on first use."""
     if not persistent_enabled() or _proc.unusable:
         return _temp_root()
-    path = _user_root() / hashlib.sha256(_env_key().encode()).hexdigest()[:16]
-    return _private_dir(path) or _temp_root()
+    return _private_dir(_env_dirname()) or _temp_root()
 
 
-def _private_dir(path):
-    """``path`` (under root) created private and writable, or None after the one warning."""
-    if path in _proc.checked_dirs and path.is_dir():
+def _private_dir(*parts):
+    """``<base>/<parts>`` created private and writable, or None after the one warning.
+
+    A foreign directory on the way moves this process to its fallback base (one warning)
+    and is tried again there; anything else unusable keeps the process in memory."""
+    for _ in range(2):
+        path = _base().joinpath(*parts)
+        if path in _proc.checked_dirs and path.is_dir():
+            return path
+        try:
+            _make_private_dirs(path)
+            tempfile.TemporaryFile(dir=path).close()  # mode bits say nothing to e.g. a read-only mount
+        except _ForeignDirectory as exc:
+            if _proc.base is None and _use_fallback(exc):
+                continue
+            _mark_unusable(exc)
+            return None
+        except OSError as exc:
+            _mark_unusable(exc)
+            return None
+        _proc.checked_dirs.add(path)
         return path
-    try:
-        _make_private_dirs(path)
-        tempfile.TemporaryFile(dir=path).close()  # mode bits say nothing to e.g. a read-only mount
-    except OSError as exc:
-        _mark_unusable(exc)
-        return None
-    _proc.checked_dirs.add(path)
-    return path
+    return None
+
+
+def _use_fallback(exc):
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:
+        return False
+    with _lock:
+        _proc.base = _user_root() / f"user-{getuid()}"
+        _proc.checked_dirs.clear()
+        _proc.size_estimate = None
+    _warn_once("foreign-dir", f"numjax: {exc}; this process caches compiled code in "
+               f"{_proc.base} instead", stacklevel=5)
+    return True
 
 
 def _make_private_dirs(path):
@@ -219,9 +268,51 @@ def _make_private_dir(path):
 def _check_private(path):
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or not _owned_by_me(st):
-        raise PermissionError(f"{path} is not a directory owned by this user")
-    if stat.S_IMODE(st.st_mode) != 0o700:
+        what = "a directory" if stat.S_ISDIR(st.st_mode) else "a symlink or file"
+        raise _ForeignDirectory(f"cache directory {path} is {what} owned by uid {st.st_uid}, "
+                                "not a directory of this user")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        _secure_open_dir(path, st)
+    elif stat.S_IMODE(st.st_mode) != 0o700:
         os.chmod(path, 0o700)
+
+
+def _secure_open_dir(path, st):
+    """A directory of ours that others could write: tighten it, then drop its files (any of
+    them may have been swapped for another, or planted, while it was open)."""
+    os.chmod(path, 0o700)
+    with contextlib.suppress(OSError), os.scandir(path) as entries:
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+    _warn_once("open-dir", f"numjax: cache directory {path} was writable by group or others "
+               f"(mode {stat.S_IMODE(st.st_mode):04o}); its files were not trusted and are "
+               "recompiled, and its mode is back to 0700", stacklevel=5)
+
+
+def _dir_trusted(path):
+    """Checked before each load from ``path``: a directory of ours that nobody else can
+    write (one that could is repaired and emptied first).  False: load nothing from it."""
+    try:
+        _check_private(path)
+    except _ForeignDirectory as exc:
+        _warn_once("foreign-dir", f"numjax: {exc}; nothing is loaded from it", stacklevel=4)
+        return False
+    except OSError:
+        return False
+    return True
+
+
+def _warn_once(kind, message, stacklevel=3):
+    """One ``CacheWarning`` per process for each kind of trust problem: a cache with a
+    hundred foreign or open files says so once, not a hundred times."""
+    with _lock:
+        if kind in _proc.warned:
+            return
+        _proc.warned.add(kind)
+    warnings.warn(message + " (further cache files with this problem are handled without "
+                  "another warning in this process)", CacheWarning, stacklevel=stacklevel)
 
 
 def _mark_unusable(exc):
@@ -251,13 +342,22 @@ def _owned_by_me(st):
 
 
 def _write_atomic(path, data):
-    # Readers see the old file or the complete new one, never a prefix; two processes
-    # racing write identical bytes, so either replace() wins.  A process killed here
-    # leaves only the *.tmp file, which no reader opens and eviction removes later.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    with open_private_for_write(path) as f:
+        f.write(data)
+
+
+@contextlib.contextmanager
+def open_private_for_write(path):
+    """A file object whose contents replace ``path`` (mode 0600) when the block ends.
+
+    Readers see the old file or the complete new one, never a prefix; two processes racing
+    write identical bytes, so either replace() wins.  A process killed here leaves only the
+    *.tmp file, which no reader opens and eviction removes later."""
+    path = pathlib.Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")  # 0600
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -286,26 +386,34 @@ _HEADER = struct.Struct("<4sHHQ32s")
 
 
 class _Rejected(Exception):
-    """An entry that exists but must not be used; the message says why."""
+    """An entry that exists but must not be used; the message says why.  ``untrusted``:
+    who may have written it is in doubt (owner, mode, symlink), rather than its bytes."""
+
+    def __init__(self, message, untrusted=False):
+        super().__init__(message)
+        self.untrusted = untrusted
 
 
 def read_entry(kind: str, key: str) -> bytes | None:
     """The payload stored under (kind, key), verified; None on a miss or a rejected entry.
 
-    A rejected entry (corrupt, truncated, foreign, writable by others) is removed with one
-    ``CacheWarning``; the caller recompiles and writes it again.
+    A rejected entry (corrupt, truncated, foreign, writable by others) is removed with a
+    ``CacheWarning`` (one per process for the untrusted ones); the caller recompiles and
+    writes it again.
     """
     _check_names(kind, key)
     directory = _kind_dir(kind)
     if directory is None:
         return _proc.memory_entries.get((kind, key))
     path = directory / f"{key}.bin"
+    if not _dir_trusted(directory):
+        return _proc.memory_entries.get((kind, key))
     try:
         payload = _read_verified(path)
     except FileNotFoundError:
         return None
     except _Rejected as exc:
-        _reject(path, str(exc))
+        _reject(path, exc)
         return None
     _touch_once(path)
     return payload
@@ -316,7 +424,7 @@ def write_entry(kind: str, key: str, payload: bytes) -> None:
     _check_names(kind, key)
     payload = bytes(payload)
     directory = _kind_dir(kind)
-    if directory is not None:
+    if directory is not None and _dir_trusted(directory):
         path = directory / f"{key}.bin"
         blob = _HEADER.pack(_MAGIC, _FORMAT, 0, len(payload), hashlib.sha256(payload).digest())
         try:
@@ -339,10 +447,10 @@ def _check_names(kind, key):
 
 
 def _kind_dir(kind):
-    """``<root>/entries/<kind>``, or None when entries stay in memory."""
+    """``<base>/entries/<kind>``, or None when entries stay in memory."""
     if not persistent_enabled() or _proc.unusable:
         return None
-    return _private_dir(_user_root() / _ENTRIES / kind)
+    return _private_dir(_ENTRIES, kind)
 
 
 def _read_verified(path):
@@ -353,11 +461,11 @@ def _read_verified(path):
     except FileNotFoundError:
         raise
     except OSError as exc:
-        raise _Rejected(f"cannot be opened ({exc.strerror})") from None
+        raise _Rejected(f"cannot be opened ({exc.strerror})", untrusted=True) from None
     with os.fdopen(fd, "rb") as f:
         problem = _file_problem(os.fstat(f.fileno()))
         if problem:
-            raise _Rejected(problem)
+            raise _Rejected(problem, untrusted=True)
         return _unpack(f.read())
 
 
@@ -388,11 +496,52 @@ def _unpack(blob):
     return payload
 
 
-def _reject(path, reason):
-    warnings.warn(f"numjax: cache entry {path} {reason}; ignoring it and recompiling",
-                  CacheWarning, stacklevel=3)
+def _reject(path, exc):
+    message = f"numjax: cache entry {path} {exc}; ignoring it and recompiling"
+    if exc.untrusted:
+        _warn_once("untrusted-file", message, stacklevel=4)
+    else:
+        warnings.warn(message, CacheWarning, stacklevel=3)
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+def file_problem(path):
+    """Why the existing file ``path`` must not be loaded (it or its directory is not private
+    to this user), or None; a missing file is None too (a plain miss).  A file that fails
+    is removed where the directory is ours, so the fresh compile takes its place."""
+    if not os.path.lexists(path):
+        return None
+    if not _dir_trusted(os.path.dirname(path)):
+        return "is in a directory that is not private to this user"
+    try:
+        st = os.lstat(path)  # after the directory check: an open directory was emptied
+    except FileNotFoundError:
+        return "was in a directory others could write"
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror})"
+    problem = _file_problem(st)
+    if problem:
+        _warn_once("untrusted-file", f"numjax: cache file {path} {problem}; ignoring it and "
+                   "recompiling", stacklevel=4)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return problem
+
+
+def ensure_private_path(path):
+    """Numba's cache directory ``path`` (under the base or the temp root) made private;
+    False where it cannot be (then nothing is saved there)."""
+    path = pathlib.Path(path)
+    if _private_root is not None and (path == _private_root or _private_root in path.parents):
+        with contextlib.suppress(OSError):
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return _dir_trusted(path)
+    try:
+        parts = path.relative_to(_base()).parts
+    except ValueError:
+        return False  # under a base this process has left
+    return _private_dir(*parts) == path
 
 
 # --------------------------------------------------------------------------
@@ -419,8 +568,20 @@ def _clean_hint(name_hint):
     return re.sub(r"\W", "_", name_hint, flags=re.ASCII)[:48] or "prog"
 
 
+def _module_dir():
+    """The directory of generated modules, with the ``__pycache__`` for Numba's files made
+    private here first (Numba would create it with the umask's mode).  Checking it may
+    move this process to its fallback base, or to memory: then the directory is asked again."""
+    while True:
+        directory = _entry_dir()
+        if directory == _private_root:
+            return directory
+        if _private_dir(directory.name, "__pycache__") == directory / "__pycache__":
+            return directory
+
+
 def _load_fresh(data, stem):
-    path = _entry_dir() / f"{stem}.py"
+    path = _module_dir() / f"{stem}.py"
     persistent = path.parent != _private_root
     try:
         _ensure_entry(path, data)
@@ -445,9 +606,12 @@ def _ensure_entry(path, data):
     problem = _entry_problem(path, data)
     if problem is None:
         return
-    if problem != _MISSING:
+    if problem == _CORRUPT:
         warnings.warn(f"numjax cache entry {path} {problem}; rewriting it",
                       CacheWarning, stacklevel=4)
+    elif problem != _MISSING:
+        _warn_once("untrusted-file", f"numjax cache entry {path} {problem}; rewriting it",
+                   stacklevel=5)
     _write_atomic(path, data)
     if path.parent != _private_root:
         _note_write(len(data))
@@ -464,8 +628,11 @@ def _entry_problem(path, data):
     with open(path, "rb") as f:
         on_disk = f.read(len(data) + 1)  # +1 so a longer file is caught too
     if on_disk != data:
-        return "does not match the generated source (truncated or corrupt)"
+        return _CORRUPT
     return None
+
+
+_CORRUPT = "does not match the generated source (truncated or corrupt)"
 
 
 class _VerifiedSourceLoader:
@@ -526,7 +693,7 @@ def _note_write(nbytes):
             _proc.size_estimate += nbytes
             if _proc.writes_since_scan < _RESCAN_EVERY and _proc.size_estimate <= limit:
                 return
-        _proc.size_estimate = _evict(_user_root(), limit)
+        _proc.size_estimate = _evict(_base(), limit)
         _proc.writes_since_scan = 0
 
 
@@ -608,7 +775,8 @@ def clear() -> None:
         root = _user_root()
         if root.is_dir():
             for child in root.iterdir():
-                ours = _KEY_DIR.fullmatch(child.name) or child.name == _ENTRIES
+                ours = (_KEY_DIR.fullmatch(child.name) or child.name == _ENTRIES
+                        or _FALLBACK_DIR.fullmatch(child.name))
                 if ours and not child.is_symlink():
                     shutil.rmtree(child, ignore_errors=True)
             with contextlib.suppress(OSError):

@@ -7,6 +7,9 @@ import numpy as np
 
 from numjax.lax.convolution import conv_numpy  # noqa: F401  (convolutions: im2col + BLAS)
 from numjax.lax.windowed_reductions import reduce_window_numpy  # noqa: F401
+# The factorizations: LAPACK through scipy, the very functions eager evaluation runs (the
+# layouts and workspace sizes of Numba's np.linalg), so all three give the same bits.
+from numjax.lax.linalg_lapack import cholesky, eigh, qr, svd  # noqa: F401
 
 
 def transposed(x, perm):
@@ -109,81 +112,3 @@ def top_k(x, k, axis):
     vals = np.take_along_axis(x, perm, -1)
     return (np.ascontiguousarray(np.moveaxis(vals, -1, axis)),
             np.ascontiguousarray(np.moveaxis(perm.astype(np.int32), -1, axis)))
-
-
-# ---------------------------------------------------------------- linalg
-# LAPACK through scipy's wrappers: the library, routines, layouts and workspace sizes of
-# Numba's np.linalg (which calls scipy's cython_lapack), so results are the same bits.  A
-# failed or non-finite factorization gives NaNs, as in JAX.  Operands are (batch, m, n).
-
-def _lapack(name, dtype):
-    from scipy.linalg import lapack
-    return getattr(lapack, ("s" if dtype == np.float32 else "d") + name)
-
-
-def _size(work):
-    return int(np.asarray(work).reshape(-1)[0])    # LAPACK's workspace query, truncated as C does
-
-
-def cholesky(a):
-    potrf, out = _lapack("potrf", a.dtype), np.empty_like(a)
-    for b in range(a.shape[0] if a.shape[1] else 0):
-        c, info = potrf(a[b].T, lower=0, clean=1)   # 'U' of the transposed (Fortran) view
-        out[b] = c.T if info == 0 else np.nan
-    return out
-
-
-def qr(a, full_matrices):
-    nb, m, n = a.shape
-    k = m if full_matrices else min(m, n)
-    qs, rs = np.empty((nb, m, k), a.dtype), np.empty((nb, k, n), a.dtype)
-    geqrf, orgqr = _lapack("geqrf", a.dtype), _lapack("orgqr", a.dtype)
-    for b in range(nb):
-        if m == 0 or n == 0:
-            qs[b], rs[b] = np.eye(m, k, dtype=a.dtype), 0
-        elif not np.isfinite(a[b]).all():
-            qs[b], rs[b] = np.nan, np.triu(np.full((k, n), np.nan, a.dtype))   # R stays triangular
-        else:
-            f, tau, work, _ = geqrf(a[b], lwork=-1)
-            f, tau, _, _ = geqrf(a[b], lwork=_size(work))
-            rs[b] = np.triu(f[:k])
-            _, work, _ = orgqr(f[:, :k], tau, lwork=-1)
-            qs[b] = orgqr(f[:, :k], tau, lwork=_size(work))[0]
-    return qs, rs
-
-
-def svd(a, full_matrices, s_dtype):
-    nb, m, n = a.shape
-    k = min(m, n)
-    um, vn = (m, n) if full_matrices else (k, k)
-    ss, us, vts = np.empty((nb, k), s_dtype), np.empty((nb, m, um), a.dtype), np.empty((nb, vn, n), a.dtype)
-    gesdd, query = _lapack("gesdd", a.dtype), _lapack("gesdd_lwork", a.dtype)
-    fm = int(bool(full_matrices))
-    for b in range(nb):
-        if m == 0 or n == 0:
-            us[b], vts[b] = np.eye(m, um, dtype=a.dtype), np.eye(vn, n, dtype=a.dtype)
-            continue
-        info = 1
-        if np.isfinite(a[b]).all():
-            lwork = _size(query(m, n, compute_uv=1, full_matrices=fm)[0])
-            u, s, vt, info = gesdd(a[b], compute_uv=1, full_matrices=fm, lwork=lwork)
-        if info != 0:
-            u = s = vt = np.nan
-        ss[b], us[b], vts[b] = s, u, vt
-    return ss, us, vts
-
-
-def eigh(a, lower, w_dtype):
-    nb, n, _ = a.shape
-    ws, vs = np.empty((nb, n), w_dtype), np.empty_like(a)
-    syevd, query = _lapack("syevd", a.dtype), _lapack("syevd_lwork", a.dtype)
-    for b in range(nb if n else 0):
-        x = a[b] if lower else a[b].T     # syevd reads the lower triangle
-        info = 1
-        if np.isfinite(x).all():
-            work, iwork, _ = query(n, compute_v=1, lower=1)
-            w, v, info = syevd(x, compute_v=1, lower=1, lwork=_size(work), liwork=_size(iwork))
-        if info != 0:
-            w = v = np.nan
-        ws[b], vs[b] = w, v
-    return vs, ws

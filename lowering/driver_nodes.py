@@ -246,21 +246,22 @@ def KERNEL(nb, r, c, n, k, a, y):
             for j in range(i):
                 rj = {rj}
                 f = a[q, {a_ij}]
-                if f != 0:
-                    for col in range(k):
-                        x[q, {x_i}] -= f * x[q, {x_j}]
+                for col in range(k):
+                    x[q, {x_i}] -= f * x[q, {x_j}]
 {divide}    return (x, )
 """
 _TRSM_DIVIDE = """\
-            d = a[q, {a_ii}]
+            r = {dtype}(1.0) / a[q, {a_ii}]
             for col in range(k):
-                x[q, {x_i}] = x[q, {x_i}] / d
+                x[q, {x_i}] = x[q, {x_i}] * r
 """
 
 
 def _triangular_solve(gen, eqn):
     """linalg_kernels.triangular_solve: forward substitution on op(a) turned lower (rows and
-    columns reversed for an upper one), written straight into the result's layout."""
+    columns reversed for an upper one), written straight into the result's layout; as BLAS
+    trsm, no product is skipped and the diagonal is applied as its reciprocal (a zero pivot
+    gives JAX's infinities and NaNs)."""
     a, b = eqn.invars
     p = eqn.params
     left = bool(p["left_side"])
@@ -269,8 +270,9 @@ def _triangular_solve(gen, eqn):
     ri, rj = ("n - 1 - i", "n - 1 - j") if flip else ("i", "j")
     a_idx = lambda u, v: f"{v}, {u}" if swap else f"{u}, {v}"        # noqa: E731
     x_idx = lambda u: f"{u}, col" if left else f"col, {u}"           # noqa: E731
-    divide = "" if p["unit_diagonal"] else _TRSM_DIVIDE.format(a_ii=a_idx("ri", "ri"), x_i=x_idx("ri"))
     dt = b.aval.dtype.name
+    divide = "" if p["unit_diagonal"] else _TRSM_DIVIDE.format(dtype=_np_type(dt), a_ii=a_idx("ri", "ri"),
+                                                                x_i=x_idx("ri"))
     text = _TRSM_SOURCE.format(dtype=_np_type(dt), ri=ri, rj=rj, a_ij=a_idx("ri", "rj"),
                                x_i=x_idx("ri"), x_j=x_idx("rj"), divide=divide)
     *batch, r, c = b.aval.shape

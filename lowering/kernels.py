@@ -149,3 +149,36 @@ def transposed(x, perm):
     """``x`` permuted by ``perm``, contiguous. Typing ``transpose`` costs Numba several seconds
     per program; called from here it is compiled once and cached on disk."""
     return np.ascontiguousarray(x.transpose(perm))
+
+
+# ---------------------------------------------------------------- ordered row reductions
+# Eager sums and products of large floating arrays, in numjax's summation order
+# (numjax/lax/_summation.py): the compiled loops' LANES partial results per row, computed at
+# their speed.  (_summation.py's numpy emulation takes over for small arrays.)
+from numjax.lax._summation import LANES as _LANES  # noqa: E402
+
+
+@_njit
+def _ordered_rows(w, start, product):
+    rows, n = w.shape
+    out = np.empty(rows, w.dtype)
+    full = n - n % _LANES
+    lanes = np.empty(_LANES, w.dtype)
+    for r in range(rows):
+        for u in range(_LANES):
+            lanes[u] = start
+        for j in range(0, full, _LANES):
+            for u in range(_LANES):
+                lanes[u] = lanes[u] * w[r, j + u] if product else lanes[u] + w[r, j + u]
+        acc = lanes[0]
+        for j in range(full, n):
+            acc = acc * w[r, j] if product else acc + w[r, j]
+        for u in range(1, _LANES):
+            acc = acc * lanes[u] if product else acc + lanes[u]
+        out[r] = acc
+    return out
+
+
+def ordered_rows(w, start, product):
+    """Each row of the 2-d ``w`` reduced (a sum, or a product) in numjax's summation order."""
+    return _ordered_rows(np.ascontiguousarray(w), w.dtype.type(start), bool(product))

@@ -2,12 +2,43 @@
 
 Operands arrive as (batch, m, n) arrays. Numba's LAPACK-backed np.linalg does the
 factorizations one matrix at a time; LU and triangular solves, which Numba's np.linalg
-does not offer, are written out here. A failed factorization gives NaNs, as in JAX.
+does not offer, are written out here. A failed factorization gives NaNs (in both parts of
+a complex), and a zero pivot infinities and NaNs, as in JAX.
 """
 import numba
 import numpy as np
+from numba.core import types
+from numba.extending import overload
+from numba.np.numpy_support import as_dtype
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+
+
+def reciprocal(d):
+    """1 / d in d's own type: complex by Smith's ratio (0 gives NaN in both parts, as BLAS's
+    trsm inverts a zero complex diagonal), real by one division (0 gives inf)."""
+    return 1 / d
+
+
+@overload(reciprocal)
+def _reciprocal_impl(d):
+    if isinstance(d, types.Complex):
+        real, cplx = as_dtype(d.underlying_float).type, as_dtype(d).type
+
+        def smith(d):
+            ar, ai, one = d.real, d.imag, real(1.0)
+            if abs(ar) >= abs(ai):
+                ratio = ai / ar
+                den = one / (ar * (one + ratio * ratio))
+                return cplx(complex(den, -ratio * den))
+            ratio = ar / ai
+            den = one / (ai * (one + ratio * ratio))
+            return cplx(complex(ratio * den, -den))
+        return smith
+    if isinstance(d, types.Float):
+        real = as_dtype(d).type
+        return lambda d: real(1.0) / d
+    return None
 
 
 @_jit
@@ -16,8 +47,8 @@ def cholesky(a):
     for b in range(a.shape[0]):
         try:
             out[b] = np.linalg.cholesky(np.ascontiguousarray(a[b]))
-        except Exception:   # not positive definite (or not finite)
-            out[b] = np.nan
+        except Exception:   # not positive definite (or not finite): NaN in every part
+            out[b] = a[b] * np.nan
     return out
 
 
@@ -62,19 +93,20 @@ def lu(a):
 
 @_jit
 def _solve_lower_left(m, rhs, unit):
-    """Forward substitution m @ x = rhs for lower-triangular m (n, n) and rhs (n, k)."""
+    """Forward substitution m @ x = rhs for lower-triangular m (n, n) and rhs (n, k), as BLAS
+    trsm computes it: every product is subtracted (0 * inf is NaN, no zero is skipped) and the
+    diagonal is applied as its reciprocal, so a zero pivot gives JAX's infinities and NaNs."""
     n, k = rhs.shape
     x = rhs.copy()
     for i in range(n):
         for j in range(i):
             f = m[i, j]
-            if f != 0:
-                for c in range(k):
-                    x[i, c] -= f * x[j, c]
-        if not unit:
-            d = m[i, i]
             for c in range(k):
-                x[i, c] = x[i, c] / d
+                x[i, c] -= f * x[j, c]
+        if not unit:
+            r = reciprocal(m[i, i])
+            for c in range(k):
+                x[i, c] = x[i, c] * r
     return x
 
 

@@ -1,11 +1,16 @@
 """Numba's own cache files, kept under numjax's cache directory and checked on load.
 
-Two jobs, both for ``diskcache``:
+Three jobs, all for ``diskcache``:
 
 * ``route_numba_caches``: a cache locator registered with Numba sends the cache of
   numjax's own ``@njit(cache=True)`` modules (``kernels``, ``vmath``, ...) to
   ``<root>/<env-key>/numba/`` and that of generated modules beside their source, so
   nothing lands in ``~/.cache/numba`` or next to the installed sources.
+* the same hook puts numjax's checks into Numba's index/data file reader for every file
+  under numjax's cache: an index (``.nbi``) or data file (``.nbc``, both pickles) is read
+  only when it and its directory pass ``diskcache.file_problem`` (ours, private), else it is
+  a miss; files are written 0600 and atomically; a failed read or write is a miss, never an
+  error.
 * ``adjust_numba_caches``: what Numba loads from the cache of a generated module is
   checked first: unreadable files, and object code that needs a symbol this process does
   not define, become a miss (one warning, recompiled) instead of an error or a crash.
@@ -180,10 +185,79 @@ def _install_numba_locator():
         from numba.core import caching
         impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
         if not any(getattr(c, "numjax_locator", False) for c in impl._locator_classes):
+            _check_numba_files(caching.IndexDataCacheFile)
             impl._locator_classes.insert(0, _locator_class(caching))
     except Exception as exc:  # an unexpected Numba: its default locations still work
         warnings.warn(f"numjax: cannot route Numba's cache under numjax's ({exc!r})",
                       CacheWarning, stacklevel=2)
+
+
+def _check_numba_files(file_class):
+    """Numba's reader and writer of cache files, checked for the files under numjax's cache
+    (a user's own Numba caches are left as Numba handles them)."""
+    if getattr(file_class, "numjax_checked", False):
+        return
+    load_index, load_data, save = file_class._load_index, file_class._load_data, file_class.save
+    open_for_write = file_class._open_for_write
+
+    def _load_index(self):
+        if _is_numjax_cache(self._cache_path):
+            if _dc.file_problem(self._index_path):
+                return {}            # as if absent: a miss; the save replaces the file
+            try:
+                return load_index(self)
+            except Exception as exc:  # noqa: BLE001  (a truncated or corrupt pickle)
+                _unreadable(self._cache_path, exc, self._index_path)
+                return {}
+        return load_index(self)
+
+    def _load_data(self, name):
+        path = self._data_path(name)
+        if not _is_numjax_cache(self._cache_path):
+            return load_data(self, name)
+        if _dc.file_problem(path):
+            raise FileNotFoundError(path)    # Numba's load reads an OSError as a miss
+        try:
+            return load_data(self, name)
+        except OSError:
+            raise
+        except Exception as exc:  # noqa: BLE001  (a truncated or corrupt pickle)
+            _unreadable(self._cache_path, exc, path)
+            raise FileNotFoundError(path) from None
+
+    def _save(self, key, data):
+        if not _is_numjax_cache(self._cache_path):
+            return save(self, key, data)
+        if not _dc._dir_trusted(self._cache_path):
+            return None              # another user's directory: nothing goes there
+        try:
+            return save(self, key, data)
+        except OSError as exc:       # the cache stays usable without this entry
+            _dc._warn_once("numba-save", f"numjax: cannot save a Numba cache entry in "
+                           f"{self._cache_path} ({exc}); it is compiled again next time")
+            return None
+
+    def _open_for_write(self, filepath):
+        if _is_numjax_cache(self._cache_path):
+            return _dc.open_private_for_write(filepath)
+        return open_for_write(self, filepath)
+
+    file_class._load_index, file_class._load_data, file_class.save = _load_index, _load_data, _save
+    file_class._open_for_write = _open_for_write
+    file_class.numjax_checked = True
+
+
+def _unreadable(cache_path, exc, path):
+    warnings.warn(f"numjax: unreadable Numba cache entry in {cache_path} ({exc!r}); recompiling",
+                  CacheWarning, stacklevel=4)
+    with contextlib.suppress(OSError):
+        os.unlink(path)   # the recompiled entry is saved in its place
+
+
+def _is_numjax_cache(path):
+    roots = [_dc._user_root()] + ([_dc._private_root] if _dc._private_root else [])
+    path = os.path.abspath(path)
+    return any(path == str(r) or _is_under(path, str(r)) for r in roots)
 
 
 def _locator_class(caching):
@@ -197,6 +271,11 @@ def _locator_class(caching):
 
         def get_cache_path(self):
             return self._cache_path
+
+        def ensure_cache_path(self):
+            # Numba would makedirs with the umask's mode: made (or found) private instead;
+            # where it cannot be, the save that follows skips it.
+            _dc.ensure_private_path(self._cache_path)
 
         @classmethod
         def from_function(cls, py_func, py_file):
@@ -233,7 +312,7 @@ def _library_cache_dir():
     with _dc._lock:
         directory = _dc._entry_dir()
         if directory != _dc._private_root:
-            library = _dc._private_dir(directory / _dc._LIBRARY)
+            library = _dc._private_dir(directory.name, _dc._LIBRARY)
             if library is not None:
                 return library
         library = _dc._temp_root() / _dc._LIBRARY

@@ -102,16 +102,38 @@ def _select_n(args, in_dtypes, out_dtype, params):
     return expr
 
 
+def _widened(arg, dtype, signed):
+    """``arg`` (of integer ``dtype``) as a 64-bit integer: its bits read as signed or unsigned
+    of its own width, then sign- or zero-extended.  The integer helpers take this form."""
+    dtype = np.dtype(dtype)
+    own = f"np.{'int' if signed else 'uint'}{8 * dtype.itemsize}"
+    wide = "np.int64" if signed else "np.uint64"
+    return f"{wide}({own}({arg}))"
+
+
 def _div(args, in_dtypes, out_dtype, params):
-    if np.dtype(out_dtype).kind in "iu":
-        return f"sh.idiv({args[0]}, {args[1]})"
+    kind = np.dtype(out_dtype).kind
+    if kind in "iu":
+        helper = "sh.sdiv" if kind == "i" else "sh.udiv"
+        return f"{helper}({_widened(args[0], out_dtype, kind == 'i')}, {_widened(args[1], out_dtype, kind == 'i')})"
     return f"({args[0]} / {args[1]})"
 
 
 def _rem(args, in_dtypes, out_dtype, params):
-    if np.dtype(out_dtype).kind in "iu":
-        return f"sh.irem({args[0]}, {args[1]})"
+    kind = np.dtype(out_dtype).kind
+    if kind in "iu":
+        helper = "sh.srem" if kind == "i" else "sh.urem"
+        return f"{helper}({_widened(args[0], out_dtype, kind == 'i')}, {_widened(args[1], out_dtype, kind == 'i')})"
     return f"np.fmod({args[0]}, {args[1]})"
+
+
+def _shift(helper, signed_operand):
+    # The amount is read as unsigned of the operand's width (XLA's reading), the operand as the
+    # helper needs it; the cast expression() adds keeps the low bits of the 64-bit result.
+    def rule(args, in_dtypes, out_dtype, params):
+        x = _widened(args[0], out_dtype, signed_operand)
+        return f"sh.{helper}({x}, {_widened(args[1], out_dtype, False)})"
+    return rule
 
 
 RULES = {
@@ -148,9 +170,9 @@ RULES = {
     ew.select_n_p: _select_n, ew.convert_element_type_p: _convert,
     ew.bitcast_convert_type_p: _bitcast_convert,
     ew.clamp_p: lambda a, i, o, p: f"sh.fmin(sh.fmax({a[1]}, {a[0]}), {a[2]})",
-    ew.shift_left_p: _binop("<<"), ew.shift_right_arithmetic_p: _binop(">>"),
-    ew.shift_right_logical_p: lambda a, i, o, p: (
-        f"{np_type(o)}({_unsigned(o)}({a[0]}) >> {_unsigned(o)}({a[1]}))"),
+    ew.shift_left_p: _shift("shift_left", True),
+    ew.shift_right_arithmetic_p: _shift("shift_right_arithmetic", True),
+    ew.shift_right_logical_p: _shift("shift_right_logical", False),
 }
 
 
@@ -197,10 +219,6 @@ def expression(prim, args, in_dtypes, out_dtype, params, overrides=CPU_OVERRIDES
     if np.dtype(out_dtype) == np.bool_:
         return expr
     return f"{np_type(out_dtype)}({expr})"
-
-
-def _unsigned(dtype):
-    return np_type(np.dtype(f"u{np.dtype(dtype).itemsize}"))
 
 
 from . import scalar_special  # noqa: E402,F401  (registers its RULES)

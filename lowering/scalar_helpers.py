@@ -49,24 +49,77 @@ def logistic(x):
 
 @_inline
 def round_away(x):
-    return math.copysign(math.floor(abs(x) + 0.5), x)
+    # Halves away from zero.  Not floor(|x| + 0.5): that sum rounds (to even) once |x| nears
+    # 2**mantissa_bits (2**52 + 1 would become 2**52 + 2).  x - trunc(x) is exact.
+    whole = np.trunc(x)
+    return whole + math.copysign(1.0, x) if abs(x - whole) >= 0.5 else whole
 
+
+# Integer division and shifts, with XLA's definitions where C's are undefined.  The scalar
+# rules pass operands widened to 64 bits (sign- or zero-extended from their own width, as the
+# operation needs) and cast the result back to the operand's width, so one helper serves every
+# width; the guarded cases are the ones where LLVM's sdiv/srem would trap and its shifts would
+# be poison.  numjax/lax/elementwise.py's eager rules define the same values.
 
 @_inline
-def idiv(a, b):
-    # C-style truncating division; XLA defines x / 0 as -1 for integers.
+def sdiv(a, b):
+    # Truncating quotient of int64s; x / 0 is -1 and INT_MIN / -1 wraps to INT_MIN.
     if b == 0:
-        return -1
-    q = abs(a) // abs(b)
-    return -q if (a < 0) != (b < 0) else q
+        return np.int64(-1)
+    if b == -1:
+        return -a
+    q = a // b
+    if a % b != 0 and (a < 0) != (b < 0):    # floor and truncation differ
+        return q + 1
+    return q
 
 
 @_inline
-def irem(a, b):
+def udiv(a, b):
+    # Quotient of uint64s; x / 0 is all ones.
+    if b == np.uint64(0):
+        return ~np.uint64(0)
+    return a // b
+
+
+@_inline
+def srem(a, b):
+    # Remainder of int64s with the dividend's sign; x % 0 is x and x % -1 is 0.
     if b == 0:
         return a
-    r = abs(a) % abs(b)
-    return -r if a < 0 else r
+    if b == -1:
+        return np.int64(0)
+    r = a % b                                 # floor remainder, the divisor's sign
+    if r != 0 and (a < 0) != (b < 0):
+        return r - b
+    return r
+
+
+@_inline
+def urem(a, b):
+    if b == np.uint64(0):
+        return a
+    return a % b
+
+
+@_inline
+def shift_left(x, n):
+    # x: int64 holding the operand's bits; n: the amount read as unsigned.  Amounts in
+    # [width, 64) already shift a narrower operand's bits out; 64 and more give 0 here.
+    return np.int64(0) if n >= np.uint64(64) else x << np.int64(n & np.uint64(63))
+
+
+@_inline
+def shift_right_logical(x, n):
+    # x: the operand zero-extended to uint64.
+    return np.uint64(0) if n >= np.uint64(64) else x >> (n & np.uint64(63))
+
+
+@_inline
+def shift_right_arithmetic(x, n):
+    # x: the operand sign-extended to int64 (an unsigned one read as signed): every amount of
+    # at least the width leaves copies of the sign bit.
+    return x >> np.int64(n if n < np.uint64(63) else np.uint64(63))
 
 
 @_inline

@@ -305,7 +305,9 @@ def check_prng_key(name, key, allow_batched=False):
         check_key_data(base)
         raw = True
     else:
-        raise TypeError(f"unexpected PRNG key type {type(key)}")
+        raise TypeError("JAX encountered invalid PRNG key data: expected key_data to have ndim, shape, "
+                        f"and dtype attributes. Got {key!r} (of type {type(key).__name__}) as the key of "
+                        f"jax.random.{name}: pass a key from jax.random.key(seed) or PRNGKey(seed).")
     keys_shape = core.get_aval(base).shape[:-1]
     if not allow_batched and keys_shape:
         shown = core.get_aval(base).shape if raw else keys_shape

@@ -25,6 +25,7 @@ def jvp(fun, primals, tangents, has_aux=False):
                         f"primals have tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
     for p, t in zip(p_leaves, t_leaves):
         pa, ta = core.get_aval(_leaf(p)), core.get_aval(_leaf(t))
+        _check_tangent_dtype(pa, ta)
         if pa.shape != ta.shape:
             raise ValueError("jvp called with different primal and tangent shapes;"
                              f"Got primal shape {pa.shape} and tangent shape as {ta.shape}")
@@ -35,6 +36,17 @@ def jvp(fun, primals, tangents, has_aux=False):
     po = tree_util.tree_unflatten(out_tree[0], outs)
     to = _key_tangents_out(tree_util.tree_unflatten(out_tree[0], t_outs))
     return (po, to, aux_box[0]) if has_aux else (po, to)
+
+
+def _check_tangent_dtype(primal_aval, tangent_aval):
+    """A float or complex primal's tangent has the primal's dtype (weak types aside). Integer
+    and bool primals take float0 tangents in JAX; numjax has no float0 and takes any."""
+    pd, td = primal_aval.dtype, tangent_aval.dtype
+    if dtypes.kind(pd) in "fc" and td != pd:
+        raise TypeError("primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or "
+                        "in case of int/bool primal dtype the tangent dtype must be float0. Got primal "
+                        f"dtype {pd.name} and so expected tangent dtype {pd.name}, but got tangent dtype "
+                        f"{td.name} instead. Cast the tangent, e.g. t.astype(x.dtype).")
 
 
 # Typed keys are not differentiable.  Their tangents and cotangents are zeros of the key
@@ -107,13 +119,26 @@ def linearize(fun, *primals, has_aux=False):
         t_leaves, t_tree = tree_util.flatten_traced(_key_tangents_in(primals, tangents))
         if t_tree != p_tree:
             raise TypeError(f"linearized function called on tangent values inconsistent with the "
-                            f"original primal values: got {t_tree} for primal {p_tree}")
-        t_leaves = [_cast_ct(_leaf(t), ad._tangent_aval(core.get_aval(_leaf(p))))
+                            f"original primal values: expected {p_tree}, got {t_tree}")
+        t_leaves = [_checked_linear_tangent(_leaf(t), core.get_aval(_leaf(p)))
                     for t, p in zip(t_leaves, p_leaves)]
         t_outs = eval_jaxpr(jaxpr, residuals, *t_leaves)
         return _key_tangents_out(tree_util.tree_unflatten(out_tree[0], t_outs))
     po = tree_util.tree_unflatten(out_tree[0], outs)
     return (po, f_jvp, aux_box[0]) if has_aux else (po, f_jvp)
+
+
+def _checked_linear_tangent(t, primal_aval):
+    """A tangent for a linearized function: JAX's ValueError when its shape (or, for a float
+    primal, its dtype) is not the primal's."""
+    expected = ad._tangent_aval(primal_aval)
+    ta = core.get_aval(t)
+    float_primal = dtypes.kind(primal_aval.dtype) in "fc"
+    if ta.shape != expected.shape or (float_primal and ta.dtype != expected.dtype):
+        raise ValueError("linearized function called on tangent values inconsistent with the original "
+                         f"primal values:\nGot tangent aval {ta.str_short()} for primal aval "
+                         f"{primal_aval.str_short()} but expected {expected.str_short()}.")
+    return _cast_ct(t, expected)
 
 
 # ---------------------------------------------------------------- reverse mode
@@ -127,17 +152,23 @@ class VJPFunction:
         self.in_avals, self.out_avals = in_avals, out_avals
 
     def __call__(self, *cts):
-        ct = cts[0] if len(cts) == 1 else cts
-        ct = _key_tangents_in(tree_util.tree_unflatten(self.out_tree, self.out_avals), ct)
+        if len(cts) != 1:
+            raise TypeError(f"The function returned by `jax.vjp` was called with {len(cts)} arguments, but "
+                            "it must be called with a single argument corresponding to the single value "
+                            "returned by the function being differentiated (even if that value is a "
+                            "tuple or other container): pass f_vjp((ct1, ct2)), not f_vjp(ct1, ct2).")
+        ct = _key_tangents_in(tree_util.tree_unflatten(self.out_tree, self.out_avals), cts[0])
         ct_leaves, ct_tree = tree_util.flatten_traced(ct)
         if ct_tree != self.out_tree:
-            raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match structure "
-                            f"of primal output {self.out_tree}.")
+            raise ValueError(f"unexpected tree structure of the argument to the VJP function: got "
+                             f"{ct_tree}, but the function being differentiated returned {self.out_tree}. "
+                             "The cotangent must have the structure of the primal output.")
         vals = []
         for c, aval in zip(ct_leaves, self.out_avals):
             c = _leaf(c)
             ca = core.get_aval(c)
-            if ca.shape != aval.shape:
+            wrong_dtype = dtypes.kind(aval.dtype) in "fc" and ca.dtype != aval.dtype
+            if ca.shape != aval.shape or wrong_dtype:
                 raise ValueError("unexpected JAX type (e.g. shape/dtype) for argument to VJP function: "
                                  f"got {ca.str_short()}, but expected {aval.str_short()} because the "
                                  "corresponding output of the differentiated function had JAX type "
@@ -189,23 +220,37 @@ def _check_argnums(argnums, args, name="differentiating"):
     return tuple(n % len(args) for n in nums)
 
 
-def _check_input_dtype(x, allow_int, name):
+def _check_input_dtype(x, allow_int, name, holomorphic=False):
     from ._prng import PRNGKeyArray
+    from .api_util import is_jax_value
+    if not isinstance(x, PRNGKeyArray) and not is_jax_value(x):
+        raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type. {name} differentiates "
+                        "with respect to arrays and numbers only; pass other values through argnums "
+                        "you do not differentiate, or close over them.")
     dt = x.dtype if isinstance(x, PRNGKeyArray) else core.get_aval(_leaf(x)).dtype
+    if holomorphic and (isinstance(x, PRNGKeyArray) or dtypes.kind(dt) != "c"):
+        raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, but got "
+                        f"{dt.name}. Pass complex inputs, e.g. x.astype(jnp.complex64).")
     if (isinstance(x, PRNGKeyArray) or dtypes.kind(dt) not in "fc") and not allow_int:
         raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
                         f"of np.inexact), but got {dt.name}. If you want to use Boolean- or "
                         "integer-valued inputs, use vjp or set allow_int to True.")
 
 
+def _check_callable(fun):
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+
+
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
                    reduce_axes=(), _name="value_and_grad"):
+    _check_callable(fun)
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         nums = _check_argnums(argnums, args)
         dyn = tuple(args[i] for i in nums)
         for leaf in tree_util.tree_leaves(dyn):
-            _check_input_dtype(leaf, allow_int, _name.replace("value_and_grad", "grad"))
+            _check_input_dtype(leaf, allow_int, _name.replace("value_and_grad", "grad"), holomorphic)
 
         def f_partial(*dyn_args):
             full = list(args)
@@ -217,7 +262,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             ans, pullback, aux = vjp(f_partial, *dyn, has_aux=True)
         else:
             ans, pullback = vjp(f_partial, *dyn)
-        _check_scalar(ans)
+        _check_scalar(ans, holomorphic)
         g = pullback(_ones_like(ans))
         g = g[0] if isinstance(argnums, int) else g
         return ((ans, aux), g) if has_aux else (ans, g)
@@ -232,12 +277,20 @@ def _ones_like(ans):
     return Array(np.ones((), aval.dtype), aval.weak_type)
 
 
-def _check_scalar(x):
+def _check_scalar(x, holomorphic=False):
     if not isinstance(x, (core.Tracer,)) and not hasattr(x, "shape"):
         raise TypeError(f"Gradient only defined for scalar-output functions. Output was {x!r}.")
     aval = core.get_aval(x)
     if aval.shape != ():
         raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}.")
+    if holomorphic and dtypes.kind(aval.dtype) != "c":
+        raise TypeError(f"grad with holomorphic=True requires outputs with complex dtype, but got "
+                        f"{aval.dtype.name}.")
+    if dtypes.kind(aval.dtype) == "c" and not holomorphic:
+        raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
+                        f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, pass "
+                        "holomorphic=True. For differentiation of non-holomorphic functions involving "
+                        "complex outputs, use jax.vjp directly.")
     if dtypes.kind(aval.dtype) not in "fc":
         raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
                         f"np.floating), but got {aval.dtype.name}. For differentiation of functions with "
@@ -245,6 +298,7 @@ def _check_scalar(x):
 
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    _check_callable(fun)
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, _name="grad")
 
     @functools.wraps(fun)
@@ -270,6 +324,7 @@ def _check_jacfwd_dtype(x, holomorphic):
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """Forward-mode Jacobian: one jvp per input basis direction (batched by vmap once it exists)."""
+    _check_callable(fun)
     def jacfun(*args, **kwargs):
         from . import numpy as jnp
         nums = _check_argnums(argnums, args)
@@ -333,12 +388,13 @@ def _assemble(out, columns, in_tree, single_arg, forward):
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """Reverse-mode Jacobian: one pullback per output basis direction."""
+    _check_callable(fun)
     def jacfun(*args, **kwargs):
         nums = _check_argnums(argnums, args)
         dyn = tuple(args[i] for i in nums)
         # Mapped over the tree, as JAX checks: custom nodes are rebuilt around the checks'
         # None results, so a node whose constructor rejects None fails here as on JAX.
-        tree_util.tree_map(lambda leaf: _check_input_dtype(leaf, allow_int, "jacrev"), dyn)
+        tree_util.tree_map(lambda leaf: _check_input_dtype(leaf, allow_int, "jacrev", holomorphic), dyn)
 
         def f_partial(*dyn_args):
             full = list(args)

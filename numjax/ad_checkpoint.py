@@ -138,6 +138,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     if policy is everything_saveable:
         return fun
     saveable = nothing_saveable if policy is None else policy
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @functools.wraps(fun)
     def remat_fun(*args, **kwargs):
@@ -145,6 +146,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         static = {i: args[i] for i in static_argnums}
         dyn = tuple(a for i, a in enumerate(args) if i not in static)
         leaves, tree = tree_util.flatten_traced(dyn)
+        _check_args(leaves)
         trace = _jvp_trace_of(leaves)
         if trace is None:
             return fun(*args)
@@ -158,6 +160,14 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
 
 
 remat = checkpoint
+
+
+def _check_args(leaves):
+    from .api_util import is_jax_value
+    for x in leaves:
+        if not is_jax_value(x):
+            raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type: pass non-array "
+                            "arguments of a checkpointed function through static_argnums.")
 
 
 # As JAX, a checkpointed function is traced once per function, argument structure, avals and

@@ -1,6 +1,5 @@
 """The public transformations. This layer only flattens pytrees, checks arguments and
 calls interpreters (``interpreters/``) and dispatch (``dispatch.py``)."""
-import contextlib
 import functools
 import inspect
 
@@ -8,7 +7,7 @@ import numpy as np
 
 from . import core, dispatch, tree_util
 from .array import Array
-from .config import config
+from .config import config, scoped as config_scoped
 from .api_util import flatten_fun_nokwargs
 from .interpreters import partial_eval as pe
 from .numpy._util import asarray_leaf
@@ -131,44 +130,76 @@ def block_until_ready(x):
     return x
 
 
-@contextlib.contextmanager
 def disable_jit(disable=True):
-    prev = config.jax_disable_jit
-    config.jax_disable_jit = disable
-    try:
-        yield
-    finally:
-        config.jax_disable_jit = prev
+    """Run jitted functions op by op inside the block, in this thread (as JAX's)."""
+    return config_scoped("jax_disable_jit", bool(disable))
 
 
-@contextlib.contextmanager
 def checking_leaks():
     """JAX's leak checker as a context (``jax_check_tracer_leaks``); numjax records the flag."""
-    prev = config.jax_check_tracer_leaks
-    config.update("jax_check_tracer_leaks", True)
-    try:
-        yield
-    finally:
-        config.update("jax_check_tracer_leaks", prev)
+    return config_scoped("jax_check_tracer_leaks", True)
 
 
 # ---------------------------------------------------------------- argument handling
 
-def _normalize_static(fun, static_argnums, static_argnames):
-    nums = () if static_argnums is None else (
-        (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums))
-    names = () if static_argnames is None else (
-        (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames))
+def _as_tuple(spec, single):
+    return () if spec is None else (spec,) if isinstance(spec, single) else tuple(spec)
+
+
+def _normalize_static(fun, static_argnums, static_argnames, donate_argnums=None, donate_argnames=None):
+    nums, names = _as_tuple(static_argnums, int), _as_tuple(static_argnames, str)
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
         return nums, names, None
+    _validate_argnums(params, nums, "static_argnums")
+    _validate_argnames(params, names, "static_argnames")
+    _validate_argnums(params, _as_tuple(donate_argnums, int), "donate_argnums")
+    _validate_argnames(params, _as_tuple(donate_argnames, str), "donate_argnames")
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     # JAX infers the matching name for each static position and vice versa.
     nums = tuple(n if n >= 0 else len(positional) + n for n in nums)
     names = tuple(dict.fromkeys(names + tuple(positional[n] for n in nums if n < len(positional))))
     nums = tuple(dict.fromkeys(nums + tuple(positional.index(n) for n in names if n in positional)))
     return nums, names, positional
+
+
+def _validate_argnums(params, nums, what):
+    """JAX's check, when jit is applied, that each static (or donated) position exists."""
+    if any(p.kind == p.VAR_POSITIONAL for p in params) or not nums:
+        return
+    n_pos = sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    if -min(nums) > n_pos or max(nums) >= n_pos:
+        raise ValueError(f"Jitted function has {what}={nums}, but only accepts {n_pos} positional "
+                         f"arguments. Name positions in [-{n_pos}, {n_pos}), or drop the others from {what}.")
+
+
+def _validate_argnames(params, names, what):
+    """JAX's check, when jit is applied, that each static (or donated) name is a parameter
+    that can be passed by keyword."""
+    positional_only = {p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)}
+    if bad := positional_only & set(names):
+        raise ValueError(f"Jitted function has invalid argnames {bad} in {what}. These are "
+                         "positional-only: name them in static_argnums instead.")
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        return
+    keyword = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    if bad := set(names) - keyword:
+        raise ValueError(f"Jitted function has invalid argnames {bad} in {what}. Function does not "
+                         f"take these args; its parameters are {sorted(keyword)}.")
+
+
+def _check_jit_args(fun, leaves, names):
+    """JAX's TypeError for a non-array argument (a string, an object, ...) not marked static."""
+    from .api_util import is_jax_value
+    for i, x in enumerate(leaves):
+        if type(x) is not Array and not is_jax_value(x):
+            path = names[i] if i < len(names) else f"args[{i}]"
+            raise TypeError(f"Error interpreting argument to {fun} as an abstract array. The problematic "
+                            f"value is of type {type(x)} and was passed to the function at path {path}.\n"
+                            "This typically means that a jit-wrapped function was called with a non-array "
+                            "argument, and this argument was not marked as static using the static_argnums "
+                            "or static_argnames parameters of jax.jit.")
 
 
 def _hashable_static(val):
@@ -195,13 +226,14 @@ class PjitFunction:
         # fake_pmap asks with follow_wrapped=False), as JAX's jitted functions answer.
         return inspect.signature(self._fun)
 
-    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline):
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline,
+                 donate_argnames=None):
         functools.update_wrapper(self, fun, updated=())
         if not hasattr(self, "__name__"):   # functools.partial and other callables without a name
             self.__name__ = getattr(getattr(fun, "func", None), "__name__", type(fun).__name__)
         self._fun = fun
         self._static_nums, self._static_names, self._positional = _normalize_static(
-            fun, static_argnums, static_argnames)
+            fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
         self._dispatch = dispatch.JitCache(fun, self.__name__)
         self._inline = inline
 
@@ -228,6 +260,7 @@ class PjitFunction:
         dyn_args, dyn_kwargs, statics = self._split(args, kwargs)
         leaves, in_tree = tree_util.flatten_traced((dyn_args, dyn_kwargs))
         names = self._leaf_names(len(dyn_args), dyn_kwargs, in_tree)
+        _check_jit_args(self._fun, leaves, names)
 
         def trace(avals):
             flat_fun, out_tree = self._flat_fun(statics, in_tree)
@@ -262,7 +295,7 @@ class PjitFunction:
             for i in sorted(static_pos):
                 full.insert(i, static_pos[i])
             return self._fun(*full, **kw, **static_kw)
-        return flatten_fun_nokwargs(with_statics, in_tree)
+        return flatten_fun_nokwargs(with_statics, in_tree, traced_for=(self._fun, "jit"))
 
     def _leaf_names(self, n_dyn, dyn_kwargs, in_tree):
         positional = self._positional or []
@@ -385,7 +418,8 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
                                  keep_unused=keep_unused, inline=inline)
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
-    return PjitFunction(fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline)
+    return PjitFunction(fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline,
+                        donate_argnames)
 
 
 # ---------------------------------------------------------------- make_jaxpr
@@ -397,13 +431,16 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
     def make(*args, **kwargs):
         dyn = [a for i, a in enumerate(args) if i not in static]
         leaves, in_tree = tree_util.flatten_traced(_key_structs_as_data((tuple(dyn), kwargs)))
+        names = pe.arg_names_of(fun, len(args))
+        leaf_names = [names[i] if i < len(names) else f"args[{i}]" for i, a in enumerate(args)
+                      if i not in static for _ in tree_util.leaves_traced(a)]
+        _check_jit_args(fun, [x if not isinstance(x, ShapeDtypeStruct) else 0.0 for x in leaves], leaf_names)
         avals = [_abstractify(x) for x in leaves]
 
         def with_statics(a, kw):
             it = iter(a)
             return fun(*[args[i] if i in static else next(it) for i in range(len(args))], **kw)
-        flat_fun, out_tree = flatten_fun_nokwargs(with_statics, in_tree)
-        names = pe.arg_names_of(fun, len(args))
+        flat_fun, out_tree = flatten_fun_nokwargs(with_statics, in_tree, traced_for=(fun, "make_jaxpr"))
         closed = pe.trace_to_jaxpr(flat_fun, avals, pe.debug_info(fun, "make_jaxpr", names))
         if return_shape:
             return closed, _shape_structs(out_tree[0], closed.out_avals)

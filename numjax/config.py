@@ -1,9 +1,13 @@
 """Global flags, read like JAX's: ``numjax.config.update('jax_enable_x64', True)``.
 
-Flags are plain attributes so hot paths read them without a lookup function.
+Flags are plain attributes so hot paths read them without a lookup function. The few
+that context managers set (``log_compiles``, ``disable_jit``, ``checking_leaks``) are set
+for the calling thread only, as in JAX.
 ``_epoch`` changes on every update; caches that depend on flags key on it.
 """
+import contextlib
 import os
+import threading
 
 
 def _env_flag(*names, default=False):
@@ -14,7 +18,36 @@ def _env_flag(*names, default=False):
     return default
 
 
+class _ThreadFlags(threading.local):
+    """The scoped flags as the current thread sees them: a class attribute holds the value
+    every thread sees, an instance attribute (one per thread) a context manager's setting.
+    Hot paths read it directly (``thread_flags.jax_disable_jit``): one attribute lookup."""
+
+
+thread_flags = _ThreadFlags()
+
+
+class _ScopedFlag:
+    """A flag whose context managers set it for the current thread only, as JAX's do; assigning
+    it or ``config.update`` sets the value every thread sees outside such a block. Only flags
+    that do not change what a trace produces are scoped: traces are cached on ``_epoch``,
+    which a scope does not change."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else getattr(thread_flags, self.name)
+
+    def __set__(self, obj, value):
+        setattr(_ThreadFlags, self.name, value)
+
+
 class Config:
+    jax_disable_jit = _ScopedFlag()
+    jax_log_compiles = _ScopedFlag()
+    jax_check_tracer_leaks = _ScopedFlag()
+
     def __init__(self):
         self.jax_enable_x64 = _env_flag("JAX_ENABLE_X64", "NUMJAX_ENABLE_X64")
         self.jax_log_compiles = _env_flag("JAX_LOG_COMPILES")
@@ -74,21 +107,36 @@ class _FlagContext:
         self.name = name
 
     def __call__(self, new_val=True):
-        return _FlagScope(self.name, bool(new_val))
+        return scoped(self.name, bool(new_val))
 
 
-class _FlagScope:
+class scoped(contextlib.ContextDecorator):
+    """``with scoped(name, value):`` sets flag ``name`` to ``value`` in this thread for the
+    block (other threads keep theirs), as JAX's configuration context managers do; also
+    usable as a decorator."""
+
     def __init__(self, name, value):
+        if not isinstance(getattr(Config, name, None), _ScopedFlag):
+            raise AttributeError(f"{name} is not a flag that can be set for a block")
         self.name, self.value = name, value
 
+    def _recreate_cm(self):
+        return scoped(self.name, self.value)   # a decorated function may be re-entered
+
     def __enter__(self):
-        self.saved = getattr(config, self.name)
-        config.update(self.name, self.value)
+        self.saved = thread_flags.__dict__.get(self.name, _UNSET)   # this thread's setting
+        setattr(thread_flags, self.name, self.value)
         return self
 
     def __exit__(self, *exc):
-        config.update(self.name, self.saved)
+        if self.saved is _UNSET:
+            delattr(thread_flags, self.name)
+        else:
+            setattr(thread_flags, self.name, self.saved)
         return False
+
+
+_UNSET = object()
 
 
 log_compiles = _FlagContext("jax_log_compiles")

@@ -6,9 +6,11 @@ shape/dtype/weak type) here, and one table per transformation in
 ``numjax/interpreters/``. ``Primitive.bind`` routes an application to the
 innermost active trace, as in JAX: a stack of traces (one per nested
 transformation) plus an optional *dynamic* trace (``jit``/``make_jaxpr``)
-that stages out every operation, even ones on constants.
+that stages out every operation, even ones on constants. Each thread has its own
+stack (``trace_state``), so threads trace and transform independently.
 """
 import contextlib
+import threading
 
 import numpy as np
 
@@ -100,7 +102,7 @@ class Primitive:
         return self.name
 
     def bind(self, *args, **params):
-        if _no_trace_active():
+        if trace_state.idle:
             try:
                 impl = impl_rules[self]
             except KeyError:
@@ -179,45 +181,72 @@ class EvalTrace(Trace):
         return impl_rules[primitive](*tracers, **params)
 
 
-trace_stack = [MainTrace(0, EvalTrace)]
-_dynamic = [trace_stack[0]]   # the bottom-most trace that must see every op
+_EVAL_MAIN = MainTrace(0, EvalTrace)   # the bottom of every thread's stack: evaluate now
+
+
+class _TraceState(threading.local):
+    """One thread's transformations: what it traces is invisible to every other thread.
+
+    ``stack``: the active traces, innermost last. ``dynamic``: the bottom-most trace that
+    must see every op (jit/make_jaxpr staging). ``idle``: neither is active, so an op runs
+    eagerly; kept as a flag because eager dispatch reads it on every op."""
+
+    def __init__(self):
+        self.stack = [_EVAL_MAIN]
+        self.dynamic = _EVAL_MAIN
+        self.idle = True
+
+
+trace_state = _TraceState()
+
+
+def current_trace_stack():
+    """This thread's active traces, innermost last (read-only for callers)."""
+    return trace_state.stack
 
 
 def _no_trace_active():
-    return len(trace_stack) == 1 and _dynamic[0] is trace_stack[0]
+    return trace_state.idle
+
+
+def _set_dynamic(state, dynamic):
+    state.dynamic = dynamic
+    state.idle = dynamic is _EVAL_MAIN and len(state.stack) == 1
 
 
 @contextlib.contextmanager
 def new_main(trace_type, global_data=None, dynamic=False):
-    main = MainTrace(len(trace_stack), trace_type, global_data)
-    trace_stack.append(main)
-    prev_dynamic = _dynamic[0]
-    if dynamic:
-        _dynamic[0] = main
+    state = trace_state
+    stack = state.stack
+    main = MainTrace(len(stack), trace_type, global_data)
+    stack.append(main)
+    prev_dynamic = state.dynamic
+    _set_dynamic(state, main if dynamic else prev_dynamic)
     try:
         yield main
     finally:
-        _dynamic[0] = prev_dynamic
-        trace_stack.pop()
+        stack.pop()
+        _set_dynamic(state, prev_dynamic)
 
 
 @contextlib.contextmanager
 def ensure_compile_time_eval():
     """Operations on known values run now, even while jit stages the function around them
     (JAX's ``jax.ensure_compile_time_eval``); operations on tracers are still staged."""
-    prev_dynamic = _dynamic[0]
-    _dynamic[0] = trace_stack[0]
+    state = trace_state
+    prev_dynamic = state.dynamic
+    _set_dynamic(state, _EVAL_MAIN)
     try:
         yield
     finally:
-        _dynamic[0] = prev_dynamic
+        _set_dynamic(state, prev_dynamic)
 
 
 eval_context = ensure_compile_time_eval
 
 
 def find_top_trace(xs):
-    top = _dynamic[0]
+    top = trace_state.dynamic
     for x in xs:
         if isinstance(x, Tracer) and x._trace.main.level > top.level:
             top = x._trace.main

@@ -9,7 +9,7 @@ the user's ``bwd``.
 import functools
 import inspect
 
-from . import core, tree_util
+from . import core, dtypes, tree_util
 from .interpreters import ad, batching
 from .jaxpr import ClosedJaxpr, param_printers
 from .lax._base import make_primitive
@@ -114,14 +114,35 @@ def _custom_jvp_rule(custom, nondiff, tree):
     def rule(primals, tangents):
         p_args = tree_util.tree_unflatten(tree, primals)
         t_args = tree_util.tree_unflatten(tree, [ad.instantiate(t) for t in tangents])
-        out, t_out = custom.jvp(*nondiff, tuple(p_args), tuple(t_args))
-        out_leaves, out_tree = tree_util.flatten_traced(out)
-        t_leaves, t_tree = tree_util.flatten_traced(t_out)
+        pair = custom.jvp(*nondiff, tuple(p_args), tuple(t_args))
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"Custom JVP rule {_name(custom.jvp)} for function {custom.__name__} must produce "
+                            "a pair (list or tuple of length two) representing primal and tangent "
+                            f"outputs, but got {pair!r}.")
+        out_leaves, out_tree = tree_util.flatten_traced(pair[0])
+        t_leaves, t_tree = tree_util.flatten_traced(pair[1])
         if out_tree != t_tree:
             raise TypeError("Custom JVP rule must produce primal and tangent outputs with equal container "
                             f"(pytree) structures, but got {out_tree} and {t_tree} respectively.")
-        return [_leaf(p) for p in out_leaves], [_leaf(t) for t in t_leaves], out_tree
+        out_leaves, t_leaves = [_leaf(p) for p in out_leaves], [_leaf(t) for t in t_leaves]
+        for p, t in zip(out_leaves, t_leaves):
+            _check_jvp_tangent(core.get_aval(p), core.get_aval(t))
+        return out_leaves, t_leaves, out_tree
     return _Rule(rule, getattr(custom.jvp, "__name__", "jvp"))
+
+
+def _name(fn):
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _check_jvp_tangent(primal_aval, tangent_aval):
+    """A custom JVP rule's tangent output has the tangent type of its primal output."""
+    expected = ad._tangent_aval(primal_aval)
+    float_primal = dtypes.kind(primal_aval.dtype) in "fc"
+    if tangent_aval.shape != expected.shape or (float_primal and tangent_aval.dtype != expected.dtype):
+        raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding shapes "
+                        f"and dtypes. Expected {expected.str_short()} (tangent type of "
+                        f"{primal_aval.str_short()}) but got {tangent_aval.str_short()}.")
 
 
 def _call_with_rule(custom, prim, make_rule, args, kwargs):
@@ -176,13 +197,49 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_tree, out_tree
     residuals = res_tree_val.value if res_tree_val is not None else tree_util.tree_unflatten(in_tree[1], res)
     ct_out = tree_util.tree_unflatten(out_tree, cts)
     ct_in = bwd(*nondiff, residuals, ct_out)
-    if not isinstance(ct_in, (tuple, list)):
-        raise TypeError(f"Custom VJP bwd rule must produce a tuple, got {type(ct_in).__name__}.")
-    ct_leaves = tree_util.leaves_traced(tuple(ct_in), is_leaf=lambda x: x is None)
+    ct_leaves = _bwd_cotangents(ct_in, in_tree[0])
     flat = []
-    for c, aval in zip(ct_leaves, in_tree[2]):
+    for (where, c), aval in zip(ct_leaves, in_tree[2]):
+        if c is not None:
+            _check_bwd_shape(where, core.get_aval(_leaf(c)), aval)
         flat.append(ad.zeros_like_aval(aval) if c is None else c)
     return [None] * num_res + flat
+
+
+def _bwd_cotangents(ct_in, args_tree):
+    """(where, cotangent) per differentiable input leaf, from ``bwd``'s output (None: zeros),
+    with JAX's TypeError when its structure is not the args tuple's."""
+    arg_trees = args_tree.children()
+    is_none = lambda x: x is None  # noqa: E731
+    if not isinstance(ct_in, (tuple, list)) or len(ct_in) != len(arg_trees):
+        raise _bwd_structure_error(tree_util.structure_traced(ct_in, is_leaf=is_none), args_tree)
+    out = []
+    for k, (arg_tree, ct) in enumerate(zip(arg_trees, ct_in)):
+        if ct is None:
+            out.extend((f"output[{k}]", None) for _ in range(arg_tree.num_leaves))
+            continue
+        leaves, ct_tree = tree_util.flatten_traced(ct, is_leaf=is_none)
+        if ct_tree != arg_tree:
+            raise _bwd_structure_error(tree_util.structure_traced(tuple(ct_in), is_leaf=is_none), args_tree)
+        out.extend((f"output[{k}]" if len(leaves) == 1 else f"output[{k}] leaf {i}", c)
+                   for i, c in enumerate(leaves))
+    return out
+
+
+def _bwd_structure_error(got, expected):
+    return TypeError("Custom VJP bwd rule must produce an output with the same container (pytree) structure "
+                     "as the args tuple of the primal function, and in particular must produce a tuple of "
+                     "length equal to the number of arguments to the primal function, but got bwd output "
+                     f"structure {got} for primal input structure {expected}. Return one cotangent (or "
+                     "None) per differentiable argument, as a tuple.")
+
+
+def _check_bwd_shape(where, ct_aval, aval):
+    if ct_aval.shape != aval.shape:
+        raise ValueError("Custom VJP bwd rule must produce an output with the same type as the args tuple "
+                         f"of the primal function, but at {where} the bwd rule produced an output of type "
+                         f"{ct_aval.str_short()} corresponding to an input of type {aval.str_short()}, so "
+                         "the shapes do not match")
 
 
 ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
@@ -215,7 +272,15 @@ def _custom_vjp_rule(custom, nondiff, tree):
     """Forward mode of a custom_vjp function: ``fwd`` now, and a ``custom_lin`` equation
     (transposed by ``bwd``) for the tangents."""
     def rule(primals, tangents):
-        out, res = custom.fwd(*nondiff, *tree_util.tree_unflatten(tree, primals))
+        pair = custom.fwd(*nondiff, *tree_util.tree_unflatten(tree, primals))
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            fwd = _name(custom.fwd)
+            raise TypeError(f"Custom VJP fwd rule {fwd} for function {custom.__name__} must produce a pair "
+                            "(list or tuple of length two) where the first element represents the primal "
+                            "output and the second element represents residuals (values stored from the "
+                            f"forward pass for use on the backward pass), but instead of a pair the fwd "
+                            f"rule {fwd} produced {pair!r}.")
+        out, res = pair
         out_leaves, out_tree = tree_util.flatten_traced(out)
         res_leaves, res_tree = tree_util.flatten_traced(res)
         in_avals = tuple(ad._tangent_aval(core.get_aval(_leaf(p))) for p in primals)

@@ -13,15 +13,23 @@ static args and config -> ``Program``: traced jaxpr, output tree, executable), w
 (programs that lower to the same code share one compile). Jaxprs derived from a jit's
 jaxpr by a transformation are memoized on it, so a repeated ``grad(jit(f))(x)`` reuses
 their executables too.
+
+Threads: each cache entry is made once. A thread that misses takes that entry's lock
+(``KeyedLocks``), checks again and makes it; threads missing the same entry meanwhile
+wait and reuse it, while different entries are traced concurrently. Backend compiles are
+serialized (``_compile_lock``): the Python half of lowering is not thread-safe, and the
+GIL leaves little to gain from running it in parallel.
 """
+import contextlib
 import logging
+import threading
 import weakref
 
 import numpy as np
 
 from . import core, tree_util
 from .array import Array
-from .config import config
+from .config import config, thread_flags
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .jaxpr import ClosedJaxpr, Jaxpr, Var, param_printers
@@ -67,7 +75,7 @@ def _jit_partial_eval(trace, tracers, *, jaxpr, name):
     residuals = [trace.instantiate_const(trace.pure(known_in[f] if f is not None else next(computed)))
                  for f in forwarded]
     unknown_in = [trace.instantiate_const(t) for t in tracers if not t.pval.is_known]
-    staged = trace.stage(jit_p, residuals + unknown_in, {"jaxpr": ClosedJaxpr(unknown, []), "name": name}) \
+    staged = trace.stage(jit_p, residuals + unknown_in, {"jaxpr": unknown, "name": name}) \
         if any(out_unknowns) else []
     known_it, staged_it = iter(known_outs[:n_known]), iter(staged)
     return [next(staged_it) if u else next(known_it) for u in out_unknowns]
@@ -76,7 +84,8 @@ def _jit_partial_eval(trace, tracers, *, jaxpr, name):
 def _split_jit(jaxpr, unknowns):
     """``pe.partial_eval_jaxpr`` of a jit's jaxpr, with residuals that are just known inputs
     forwarded (``forwarded[i]``: the known input that residual i is, or None) instead of
-    returned by the known jit, as JAX forwards them."""
+    returned by the known jit, as JAX forwards them. Both parts are closed jaxprs made once
+    (memoized with this result), so what is derived from them is memoized too."""
     known, unknown, out_unknowns, num_res = pe.partial_eval_jaxpr(
         jaxpr.jaxpr, unknowns, [False] * len(jaxpr.out_avals), jaxpr.consts)
     kj = known.jaxpr
@@ -85,7 +94,7 @@ def _split_jit(jaxpr, unknowns):
                  for v in kj.outvars[n_out:]]
     outvars = kj.outvars[:n_out] + [v for v, f in zip(kj.outvars[n_out:], forwarded) if f is None]
     known = ClosedJaxpr(Jaxpr(kj.constvars, kj.invars, outvars, kj.eqns), known.consts)
-    return known, unknown, out_unknowns, forwarded
+    return known, ClosedJaxpr(unknown, []), out_unknowns, forwarded
 
 
 def _jit_transpose(cts, *args, jaxpr, name):
@@ -126,13 +135,50 @@ def _hoist_consts(closed):
     return ClosedJaxpr(jaxpr, []), consts
 
 
+class KeyedLocks:
+    """One re-entrant lock per key, alive while some thread holds or awaits it: work that
+    must happen once per key runs under ``hold(key)``, after checking again that no other
+    thread did it meanwhile."""
+
+    def __init__(self):
+        self._guard = threading.Lock()
+        self._locks = {}   # key -> [lock, number of threads holding or awaiting it]
+
+    @contextlib.contextmanager
+    def hold(self, key):
+        with self._guard:
+            entry = self._locks.get(key)
+            if entry is None:
+                entry = self._locks[key] = [threading.RLock(), 0]
+            entry[1] += 1
+        try:
+            with entry[0]:
+                yield
+        finally:
+            with self._guard:
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self._locks[key]
+
+    def __len__(self):
+        return len(self._locks)
+
+
+_deriving = KeyedLocks()   # (id of a jaxpr, derivation key)
+_tracing = KeyedLocks()    # (id of a function's program table, trace cache key)
+_compile_lock = threading.RLock()
+
+
 def _derived(closed, key, make):
     """``make()``, memoized on the jaxpr ``closed`` (what a transformation derives from a
     jaxpr depends only on the jaxpr and ``key``); it lives as long as ``closed`` does."""
     table = closed.__dict__.setdefault("_derived", {})
     hit = table.get(key)
     if hit is None:
-        hit = table[key] = make()
+        with _deriving.hold((id(closed), key)):
+            hit = table.get(key)
+            if hit is None:
+                hit = table[key] = make()
     return hit
 
 
@@ -144,8 +190,12 @@ def compiled_executable(closed_jaxpr, name="fn"):
         from .interpreters import mlir
         from .lowering import compile as lowering_compile
         # Primitives defined outside numjax with a lower_fun rule compile as that function.
-        exe = lowering_compile.compile_jaxpr(mlir.expand_lowerings(closed_jaxpr), name)
-        closed_jaxpr._executable = exe
+        # Expanded before taking the lock: a rule may trace (and so wait for) other functions.
+        expanded = mlir.expand_lowerings(closed_jaxpr)
+        with _compile_lock:
+            exe = getattr(closed_jaxpr, "_executable", None)
+            if exe is None:
+                exe = closed_jaxpr._executable = lowering_compile.compile_jaxpr(expanded, name)
     return exe
 
 
@@ -182,22 +232,33 @@ class Program:
 
 _programs = weakref.WeakKeyDictionary()   # fun -> {cache key: Program}, shared by every jit(fun)
 _programs_strong = {}                     # for callables that cannot be weakly referenced
+_programs_lock = threading.Lock()
 
 MISS = object()   # what ``JitCache.call_fast`` returns when the fast path does not apply
 
 
 def _programs_for(fun):
-    try:
-        return _programs.setdefault(fun, {})
-    except TypeError:
-        return _programs_strong.setdefault(fun, {})
+    with _programs_lock:
+        try:
+            return _programs.setdefault(fun, {})
+        except TypeError:
+            return _programs_strong.setdefault(fun, {})
 
 
 class Stats:
-    """numjax's own counters, alongside JAX's ``_cache_size()``."""
+    """numjax's own counters, alongside JAX's ``_cache_size()``. The fast path counts its
+    hits without a lock (threads racing there may drop a few); the other counts are exact."""
 
     def __init__(self):
         self.trace_hits = self.trace_misses = 0
+        self._lock = threading.Lock()
+
+    def count(self, hit):
+        with self._lock:
+            if hit:
+                self.trace_hits += 1
+            else:
+                self.trace_misses += 1
 
     def __repr__(self):
         return f"Stats(trace_hits={self.trace_hits}, trace_misses={self.trace_misses})"
@@ -223,10 +284,16 @@ class JitCache:
         sigs = tuple(map(leaf_signature, leaves))
         key = (in_tree, sigs, statics, config._epoch)
         program = self.programs.get(key)
-        if program is not None:
-            self.stats.trace_hits += 1
-            return program
-        self.stats.trace_misses += 1
+        if program is None:
+            with _tracing.hold((id(self.programs), key)):
+                program = self.programs.get(key)   # another thread may have traced it
+                if program is None:
+                    return self._trace(key, sigs, trace, arg_names)
+        self.stats.count(hit=True)
+        return program
+
+    def _trace(self, key, sigs, trace, arg_names):
+        self.stats.count(hit=False)
         avals = [core.ShapedArray(*s) for s in sigs]
         log_compile(self.name, avals, describe_miss(key, list(self.programs), arg_names))
         program = Program(*trace(avals))
@@ -249,7 +316,7 @@ class JitCache:
     def call_fast(self, args):
         """The common call (positional Arrays, nothing traced, a signature seen before)
         without pytree flattening; ``MISS`` otherwise."""
-        if not core._no_trace_active() or config.jax_disable_jit:
+        if not core.trace_state.idle or thread_flags.jax_disable_jit:
             return MISS
         sig, vals = _fast_signature(args)
         hit = self.fast.get(sig) if sig is not None else None

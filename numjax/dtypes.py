@@ -96,6 +96,65 @@ def canonicalize_dtype(dtype):
     return dtype
 
 
+# Every dtype a JAX array may have (typed PRNG keys aside): numbers and bool. Strings,
+# objects, datetimes and structured dtypes have no JAX counterpart.
+_JAX_DTYPES = frozenset({bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                         float16, float32, float64, complex64, complex128, bfloat16,
+                         int2, int4, uint2, uint4}) | float8_dtypes
+
+
+def is_jax_dtype(dtype):
+    """Whether arrays of ``dtype`` exist in JAX (numeric and bool dtypes, typed keys)."""
+    if _is_key_dtype(dtype):
+        return True
+    try:
+        return np.dtype(dtype) in _JAX_DTYPES
+    except TypeError:
+        return False
+
+
+def check_user_dtype(dtype, fun_name=None):
+    """The dtype an explicit ``dtype=`` request gets, as JAX decides it.
+
+    Python's ``bool``/``int``/``float``/``complex`` mean the default dtypes (no warning);
+    a 64-bit request with x64 off is narrowed with JAX's UserWarning; dtypes JAX has no
+    arrays of (object, str, ...) and arrays passed as a dtype are refused."""
+    if dtype is None:
+        raise ValueError("dtype must be specified.")
+    if hasattr(dtype, "aval") or isinstance(dtype, np.ndarray):
+        raise ValueError("Passing an array as a dtype argument is no longer supported; instead of "
+                         "dtype=arr use dtype=arr.dtype.")
+    if _is_key_dtype(dtype):
+        return dtype
+    if isinstance(dtype, type) and dtype in _PYTHON_TYPE_DEFAULTS:
+        return _PYTHON_TYPE_DEFAULTS[dtype]()
+    np_dtype = np.dtype(dtype)
+    where = f" in {fun_name}" if fun_name else ""
+    if np_dtype not in _JAX_DTYPES:
+        raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {dtype}{where}: "
+                        "JAX has no arrays of it. Pass a numeric or bool dtype such as jnp.float32, "
+                        "jnp.int32 or jnp.bool_.")
+    canonical = canonicalize_dtype(np_dtype)
+    if canonical != np_dtype:
+        import warnings
+        requested = f" requested{where}" if fun_name else ""
+        warnings.warn(f"Explicitly requested dtype {np_dtype.name}{requested} is not available, and "
+                      f"will be truncated to dtype {canonical.name}. To enable more dtypes, set the "
+                      "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell environment "
+                      "variable. See https://github.com/jax-ml/jax#current-gotchas for more.",
+                      UserWarning, stacklevel=_caller_stacklevel())
+    return canonical
+
+
+def _caller_stacklevel():
+    """The stacklevel of the first frame outside numjax, so a warning names the user's line."""
+    import sys
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "numjax":
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def default_int_dtype():
     return int64 if config.jax_enable_x64 else int32
 
@@ -106,6 +165,10 @@ def default_float_dtype():
 
 def default_complex_dtype():
     return complex128 if config.jax_enable_x64 else complex64
+
+
+_PYTHON_TYPE_DEFAULTS = {bool: lambda: bool_, int: default_int_dtype, float: default_float_dtype,
+                         complex: default_complex_dtype}
 
 
 def _weak_default(cat):
@@ -172,6 +235,9 @@ def dtype_and_weak(x):
         return bool_, False
     if type(x) in (int, float, complex):
         return python_scalar_dtype(x), True
+    if isinstance(x, (str, bytes)):   # numpy would read 'a' as a dtype code
+        raise TypeError(f"Value {x!r} with dtype {np.asarray(x).dtype} is not a valid JAX array type. "
+                        "Only arrays of numeric types are supported by JAX.")
     return canonicalize_dtype(np.result_type(x)), False
 
 

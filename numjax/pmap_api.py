@@ -99,15 +99,12 @@ def _pmap_as_vmap(fun, args, static, axes, dyn, n_dev, axis_name, out_axes):
 def _trace(fun, args, static, in_tree, shard_avals, axis_name, size):
     flat, out_tree = flatten_fun(fun, args, static, in_tree)
     from .interpreters.pmap import inline_nested_jits
-    parallel.pmap_axis_env.append((axis_name, size))
-    try:
+    with parallel.bind_pmap_axis(axis_name, size):
         closed = pe.trace_to_jaxpr(flat, shard_avals)
         # Nested jits are spliced in (collectives inside them become segment boundaries), each
         # call re-traced with fresh variables: a helper jitted once and called twice has two
         # independent copies (lowering.compile.inline_jits reuses the cached jaxpr's variables).
         closed = inline_nested_jits(closed, shard_avals)
-    finally:
-        parallel.pmap_axis_env.pop()
     return closed.jaxpr, closed.consts, out_tree[0]
 
 

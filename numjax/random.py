@@ -34,15 +34,28 @@ __all__ = [
 # ---------------------------------------------------------------- helpers
 
 def _canonical_shape(shape):
+    """A sampler's ``shape``: a sequence of ints, or one int (as JAX's canonicalize_shape)."""
     try:
-        return tuple(operator.index(d) for d in shape)
+        dims = (operator.index(shape),)
     except TypeError:
-        pass
-    raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shape}.")
+        try:
+            dims = tuple(operator.index(d) for d in shape)
+        except TypeError:
+            raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got "
+                            f"{shape}. Pass the sample shape as a tuple of Python ints, e.g. "
+                            "shape=(3,).") from None
+    if any(d < 0 for d in dims):
+        raise TypeError(f"random sample shape must have every element be nonnegative, got {dims}.")
+    return dims
+
+
+def _user_dtype(name, dtype, default):
+    """``dtype`` as the sampler gets it: the default when None, else JAX's checked request."""
+    return default if dtype is None else dtypes.check_user_dtype(dtype, name)
 
 
 def _float_dtype(name, dtype):
-    dt = dtypes.canonicalize_dtype(np.dtype(float if dtype is None else dtype))
+    dt = _user_dtype(name, dtype, dtypes.default_float_dtype())
     if dtypes.kind(dt) != "f":
         raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dt}")
     return dt
@@ -50,7 +63,7 @@ def _float_dtype(name, dtype):
 
 def _check_shape(name, shape, *param_shapes):
     if param_shapes:
-        merged = np.broadcast_shapes(shape, *param_shapes)
+        merged = jnp.broadcast_shapes(tuple(shape), *map(tuple, param_shapes))
         if tuple(merged) != tuple(shape):
             raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "
                              "argument, and the result of broadcasting the shapes must equal the "
@@ -61,7 +74,7 @@ def _check_shape(name, shape, *param_shapes):
 def _broadcast_shapes(name, shape, *args):
     arg_shapes = [np.shape(a) for a in args]
     if shape is None:
-        return tuple(np.broadcast_shapes(*arg_shapes)) if arg_shapes else ()
+        return tuple(jnp.broadcast_shapes(*arg_shapes)) if arg_shapes else ()
     shape = _canonical_shape(shape)
     _check_shape(name, shape, *arg_shapes)
     return shape
@@ -158,7 +171,7 @@ def fold_in(key, data):
 
 def bits(key, shape=(), dtype=None):
     base, _ = check_prng_key("bits", key)
-    dt = dtypes.canonicalize_dtype(np.dtype(np.uint32 if dtype is None else dtype))
+    dt = _user_dtype("bits", dtype, dtypes.uint32)
     if dtypes.kind(dt) != "u":
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dt}")
     return _random_bits(base, dt.itemsize * 8, _canonical_shape(shape))
@@ -174,8 +187,16 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
 def _uniform(base, shape, dtype, minval=0.0, maxval=1.0):
     """Random mantissa bits under the exponent of 1.0, giving [1, 2), shifted and scaled."""
     _check_shape("uniform", shape)
-    minval = lax.broadcast_to_rank(_as_float(minval, dtype), len(shape))
-    maxval = lax.broadcast_to_rank(_as_float(maxval, dtype), len(shape))
+    minval, maxval = _as_float(minval, dtype), _as_float(maxval, dtype)
+    for arg, bound in (("minval", minval), ("maxval", maxval)):
+        bound_shape = core.get_aval(bound).shape
+        if len(bound_shape) > len(shape) or any(
+                b not in (1, d) for b, d in zip(bound_shape[::-1], tuple(shape)[::-1])):
+            raise TypeError(f"uniform got incompatible shapes for broadcasting: {arg} of shape "
+                            f"{bound_shape} does not broadcast to the sample shape {tuple(shape)}; "
+                            f"give {arg} a shape that broadcasts to it, or a scalar.")
+    minval = lax.broadcast_to_rank(minval, len(shape))
+    maxval = lax.broadcast_to_rank(maxval, len(shape))
     finfo = dtypes.finfo(dtype)
     nbits, nmant = finfo.bits, finfo.nmant
     rng_bits = 8 if nmant < 8 else nbits
@@ -196,7 +217,7 @@ def _uniform(base, shape, dtype, minval=0.0, maxval=1.0):
 def normal(key, shape=(), dtype=None):
     base, _ = check_prng_key("normal", key)
     shape = _canonical_shape(shape)
-    dt = dtypes.canonicalize_dtype(np.dtype(float if dtype is None else dtype))
+    dt = _user_dtype("normal", dtype, dtypes.default_float_dtype())
     if dtypes.kind(dt) not in "fc":
         raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, got {dt}")
     if dtypes.kind(dt) == "c":
@@ -366,7 +387,7 @@ def wald(key, mean, shape=None, dtype=None):
 
 def geometric(key, p, shape=None, dtype=None):
     base, _ = check_prng_key("geometric", key)
-    dtype = dtypes.canonicalize_dtype(np.dtype(int if dtype is None else dtype))
+    dtype = _user_dtype("geometric", dtype, dtypes.default_int_dtype())
     if dtypes.kind(dtype) not in "iu":
         raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {dtype}")
     shape = _broadcast_shapes("geometric", shape, p)
@@ -382,7 +403,7 @@ def geometric(key, p, shape=None, dtype=None):
 
 def rademacher(key, shape=(), dtype=None):
     base, _ = check_prng_key("rademacher", key)
-    dtype = dtypes.canonicalize_dtype(np.dtype(int if dtype is None else dtype))
+    dtype = _user_dtype("rademacher", dtype, dtypes.default_int_dtype())
     return _rademacher(base, _canonical_shape(shape), dtype)
 
 
@@ -430,7 +451,7 @@ def _clip_to(val, dtype):
 
 def randint(key, shape, minval, maxval, dtype=None):
     base, _ = check_prng_key("randint", key)
-    dtype = dtypes.canonicalize_dtype(np.dtype(int if dtype is None else dtype))
+    dtype = _user_dtype("randint", dtype, dtypes.default_int_dtype())
     if dtypes.kind(dtype) not in "iu":
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
     shape = _canonical_shape(shape)
@@ -481,6 +502,7 @@ def _shuffle(base, x, axis):
 
 
 def _canonical_axis(axis, ndim):
+    axis = operator.index(axis)
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim
@@ -828,7 +850,7 @@ def _poisson_rejection(base, lam, shape, dtype, max_iters):
 
 def poisson(key, lam, shape=None, dtype=None):
     base, _ = check_prng_key("poisson", key)
-    dtype = dtypes.canonicalize_dtype(np.dtype(int if dtype is None else dtype))
+    dtype = _user_dtype("poisson", dtype, dtypes.default_int_dtype())
     shape = np.shape(lam) if shape is None else _canonical_shape(shape)
     lam = lax.convert_element_type(jnp.broadcast_to(jnp.asarray(lam), shape), np.float32)
     use_knuth = lax.ne(lam, lam) | (lam < 10)

@@ -11,12 +11,19 @@ position instead of numjax's own frames.  ``summarize`` prints a position as JAX
 import itertools
 import os
 import sys
+import threading
 
 _NUMJAX_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 excluded_paths = [_NUMJAX_DIR]
 
-# The position every operation traced now is credited to, when a jaxpr is re-evaluated.
-_running = [None]
+
+class _Running(threading.local):
+    """The position every operation this thread traces now is credited to, when a jaxpr is
+    re-evaluated (None otherwise)."""
+    position = None
+
+
+_running = _Running()
 
 
 class Position:
@@ -47,8 +54,9 @@ def _is_user_file(path):
 
 def current():
     """The user position of the operation being traced now (None outside user code)."""
-    if _running[0] is not None:
-        return _running[0]
+    running = _running.position
+    if running is not None:
+        return running
     frame = sys._getframe(1)
     while frame is not None and not _is_user_file(frame.f_code.co_filename):
         frame = frame.f_back
@@ -59,7 +67,7 @@ def current():
 
 def set_running(position):
     """Credit operations traced from now on to ``position``; returns the previous one."""
-    previous, _running[0] = _running[0], position
+    previous, _running.position = _running.position, position
     return previous
 
 

@@ -71,7 +71,25 @@ def _check_axis_spec(spec, what):
                             f"positional arguments passed to the function, but got {spec}.")
 
 
+def _check_args(leaves):
+    from .api_util import is_jax_value
+    for x in leaves:
+        if not is_jax_value(x):
+            raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type: every argument of "
+                            "a vmapped function is an array or a pytree of arrays. Close over other "
+                            "values (e.g. with functools.partial) instead of passing them.")
+
+
+def _check_output(leaf):
+    from .api_util import is_jax_value
+    if not is_jax_value(leaf):
+        raise TypeError(f"Output from batched function {leaf!r} with type {type(leaf)} is not a valid "
+                        "JAX type: a vmapped function must return arrays, numbers or pytrees of them.")
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
     _check_axis_spec(in_axes, "in_axes")
@@ -89,6 +107,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         leaves, in_tree = tree_util.flatten_traced((args, kwargs))
         specs = (_broadcast_prefix(axes, args, "in_axes")
                  + [0] * len(tree_util.leaves_traced(kwargs)))
+        _check_args(leaves)
         leaves = [_leaf(x) for x in leaves]
         dims = [_normalize_in_axis(d, x) for d, x in zip(specs, leaves)]
         size = _axis_size(fun, args, kwargs, leaves, specs, dims, axis_size)
@@ -99,6 +118,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             out = fun(*a, **kw)
             out_leaves, out_tree = tree_util.flatten_traced(out)
             out_tree_box.append((out, out_tree))
+            for o in out_leaves:
+                _check_output(o)
             return [_leaf(o) for o in out_leaves]
 
         outs, out_dims = batching.batch_flat(flat_fun, size, axis_name, leaves, dims)

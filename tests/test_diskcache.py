@@ -66,6 +66,26 @@ def _forget(monkeypatch):
     monkeypatch.setattr(diskcache, "_proc", diskcache._ProcessState())
 
 
+FOREIGN_UID = 12345
+
+
+@pytest.fixture
+def make_foreign(monkeypatch):
+    """``make_foreign(path)``: ``path`` belongs to another user from now on.  Root chowns it;
+    anyone else cannot, so the ownership test is told about those inodes instead."""
+    inodes = set()
+    if os.getuid() != 0:
+        real = diskcache._owned_by_me
+        monkeypatch.setattr(diskcache, "_owned_by_me", lambda st: st.st_ino not in inodes and real(st))
+
+    def make(path):
+        if os.getuid() == 0:
+            os.chown(path, FOREIGN_UID, -1, follow_symlinks=False)
+        else:
+            inodes.add(os.lstat(path).st_ino)
+    return make
+
+
 def _entry(module):
     return pathlib.Path(module.__file__)
 
@@ -143,13 +163,11 @@ def test_corrupt_numba_cache_file_recompiles(monkeypatch, suffix, keep):
     assert module.f(3) == 7 and sum(module.f.stats.cache_hits.values()) == 1
 
 
-def test_foreign_owned_entry_is_not_imported(monkeypatch):
+def test_foreign_owned_entry_is_not_imported(monkeypatch, make_foreign):
     path = _entry(diskcache.load_module(SRC, "t"))
-    # Plant other code there; pretend another user owns it.
+    # Plant other code there; another user owns it.
     path.write_text(SRC + "PLANTED = True\n")
-    real_uid = os.getuid()
-    monkeypatch.setattr(os, "getuid", lambda: real_uid + 1)
-    monkeypatch.setattr(diskcache, "_private_dir", lambda path: path)  # the dirs are ours
+    make_foreign(path)
     _forget(monkeypatch)
     with pytest.warns(CacheWarning, match="owned by uid"):
         module = diskcache.load_module(SRC, "t")
@@ -338,15 +356,10 @@ def test_damaged_byte_entry_is_rejected_once_and_recompiled(root, monkeypatch, d
     assert compile_or_load.compiles == 2
 
 
-def test_foreign_owned_byte_entry_is_rejected(root, monkeypatch):
+def test_foreign_owned_byte_entry_is_rejected(root, monkeypatch, make_foreign):
     compile_or_load = _Compiler()
     good = compile_or_load(KEY)
-    if os.getuid() == 0:
-        os.chown(_bin_path(root), 12345, -1)
-    else:
-        real_uid = os.getuid()
-        monkeypatch.setattr(os, "getuid", lambda: real_uid + 1)
-        monkeypatch.setattr(diskcache, "_private_dir", lambda path: path)  # dirs are ours
+    make_foreign(_bin_path(root))
     _forget(monkeypatch)
     with pytest.warns(CacheWarning, match="owned by uid") as record:
         assert compile_or_load(KEY) == good
@@ -442,19 +455,16 @@ def _make_unusable(root, how):
         blocker.write_text("")
         return blocker / "cache"
     root.mkdir(mode=0o700)
-    if how == "read-only":
-        os.chmod(root, 0o500)
-    else:  # foreign-owned: what a read-only dir amounts to for root
-        (root / "entries").mkdir(mode=0o700)
-        os.chown(root / "entries", 12345, -1)
+    os.chmod(root, 0o500)     # read-only
     return root
 
 
+# A directory of another user is not unusable: the process moves to its own fallback
+# (tests/test_cache_hardening.py).
 _IS_ROOT = os.getuid() == 0
 UNUSABLE = [pytest.param("under-a-file"),
             pytest.param("read-only",
-                         marks=pytest.mark.skipif(_IS_ROOT, reason="root writes anyway")),
-            pytest.param("foreign", marks=pytest.mark.skipif(not _IS_ROOT, reason="needs chown"))]
+                         marks=pytest.mark.skipif(_IS_ROOT, reason="root writes anyway"))]
 
 
 def _files_under(path):

@@ -6,6 +6,7 @@ does.  Name stacks are plain strings.  Files registered as "not user code" are s
 the position is looked up.
 """
 import contextlib
+import threading
 
 from .. import source_info as _source_info
 
@@ -32,7 +33,14 @@ class SourceInfo:
                           self.name_stack if name_stack is None else name_stack)
 
 
-_name_stack = [NameStack()]
+class _NameStacks(threading.local):
+    """This thread's name stacks, innermost last."""
+
+    def __init__(self):
+        self.stack = [NameStack()]
+
+
+_name_stacks = _NameStacks()
 
 
 def new_source_info():
@@ -40,11 +48,11 @@ def new_source_info():
 
 
 def current():
-    return SourceInfo(_source_info.current(), _name_stack[-1])
+    return SourceInfo(_source_info.current(), _name_stacks.stack[-1])
 
 
 def current_name_stack():
-    return _name_stack[-1]
+    return _name_stacks.stack[-1]
 
 
 def new_name_stack(name=""):
@@ -57,20 +65,22 @@ def summarize(source_info, num_frames=1):
 
 @contextlib.contextmanager
 def extend_name_stack(name):
-    _name_stack.append(_name_stack[-1].extend(name))
+    stack = _name_stacks.stack
+    stack.append(stack[-1].extend(name))
     try:
-        yield _name_stack[-1]
+        yield stack[-1]
     finally:
-        _name_stack.pop()
+        stack.pop()
 
 
 @contextlib.contextmanager
 def set_name_stack(name_stack):
-    _name_stack.append(NameStack(name_stack))
+    stack = _name_stacks.stack
+    stack.append(NameStack(name_stack))
     try:
         yield
     finally:
-        _name_stack.pop()
+        stack.pop()
 
 
 @contextlib.contextmanager

@@ -175,8 +175,9 @@ def _tangent_aval(aval):
 
 
 def _current_pe_trace(args):
-    top = core.trace_stack[-1]
-    for main in reversed(core.trace_stack):
+    stack = core.current_trace_stack()
+    top = stack[-1]
+    for main in reversed(stack):
         if main.trace_type is pe.PartialEvalTrace:
             return pe.PartialEvalTrace(main)
     raise RuntimeError(f"no partial-evaluation trace below {top}")

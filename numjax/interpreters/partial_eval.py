@@ -415,7 +415,7 @@ def partial_eval_jaxpr(jaxpr, unknowns, instantiate, consts=()):
 
         def run(*args):
             outs = eval_jaxpr(jaxpr, consts, *args)
-            trace = PartialEvalTrace(core.trace_stack[-1])
+            trace = PartialEvalTrace(core.current_trace_stack()[-1])
             outs = [trace.full_raise(o) for o in outs]
             return [trace.instantiate_const(o) if inst else o for o, inst in zip(outs, instantiate)]
         jaxpr_unk, pvals_out, residuals = partial_eval_flat(run, pvals)

@@ -13,6 +13,7 @@ same number of iterations, and conds take the same branch, on every device
 (JAX would deadlock otherwise; numjax raises).
 """
 import concurrent.futures
+import threading
 import weakref
 
 import numpy as np
@@ -22,12 +23,14 @@ from ..jaxpr import ClosedJaxpr, Jaxpr, Literal, _literal_value
 from ..lax import parallel
 
 _pools = {}
+_lock = threading.Lock()   # pools and plans are made once, whichever thread pmaps first
 
 
 def _pool(n):
-    if n not in _pools:
-        _pools[n] = concurrent.futures.ThreadPoolExecutor(max_workers=n, thread_name_prefix="numjax-pmap")
-    return _pools[n]
+    with _lock:
+        if n not in _pools:
+            _pools[n] = concurrent.futures.ThreadPoolExecutor(max_workers=n, thread_name_prefix="numjax-pmap")
+        return _pools[n]
 
 
 class Segment:
@@ -108,10 +111,11 @@ _plans = weakref.WeakKeyDictionary()
 
 def plan_for(jaxpr):
     """``split(jaxpr)``, computed once per jaxpr (its segments then compile once)."""
-    plan = _plans.get(jaxpr)
-    if plan is None:
-        plan = _plans[jaxpr] = split(jaxpr)
-    return plan
+    with _lock:
+        plan = _plans.get(jaxpr)
+        if plan is None:
+            plan = _plans[jaxpr] = split(jaxpr)
+        return plan
 
 
 def split(jaxpr):

@@ -222,7 +222,8 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
         operands = (operand,)
     if pred is None:
         raise TypeError("cond predicate is None")
-    if isinstance(pred, (list, tuple)):
+    from ..api_util import is_jax_value
+    if isinstance(pred, (list, tuple)) or not is_jax_value(pred):
         raise TypeError(f"Pred must be a scalar, got {pred} of type {type(pred)}")
     pred_aval = core.get_aval(_leaf(pred))
     if pred_aval.shape != ():
@@ -434,6 +435,10 @@ def fori_loop(lower, upper, body_fun, init_val, unroll=None):
                            length=max(hi - lo, 0))
         return out
     lo, hi = _leaf(lower), _leaf(upper)
+    lo_dt, hi_dt = core.get_aval(lo).dtype, core.get_aval(hi).dtype
+    if lo_dt != hi_dt:
+        raise TypeError(f"lower and upper arguments to fori_loop must have equal types, got {lo_dt.name} "
+                        f"and {hi_dt.name}. Pass both bounds as ints (or cast them to one dtype).")
 
     # The carry is (index, upper bound, value), the order JAX's jaxprs show.
     def cond_fun(c):

@@ -85,18 +85,70 @@ def _xla_f32(name, np_fn):
 
 
 def _int_div(x, y):
-    # lax.div rounds integer quotients toward zero, like C, unlike numpy's floor division.
-    if dtypes.kind(x.dtype) in "iu":
-        safe = np.where(y == 0, 1, y)
-        q = np.abs(x) // np.abs(safe)
-        return np.where(y == 0, -1, np.where((x < 0) != (safe < 0), -q, q))
-    return np.true_divide(x, y)
+    """lax.div: floats divide; integers take C's truncating quotient, with XLA's values where C
+    has none: ``x / 0`` is -1 (all ones for unsigned) and ``INT_MIN / -1`` wraps to INT_MIN.
+    (The same definitions as the compiled code's ``sh.sdiv``/``sh.udiv``.)"""
+    if dtypes.kind(x.dtype) not in "iu":
+        return np.true_divide(x, y)
+    by_zero = y == 0
+    if dtypes.kind(x.dtype) == "u":
+        return np.where(by_zero, x.dtype.type(np.iinfo(x.dtype).max), x // np.where(by_zero, 1, y))
+    # Divisors 0 and -1 become 1: no numpy division overflows, and x / -1 is then -x (wrapping).
+    safe = np.where(by_zero | (y == -1), 1, y)
+    quotient = np.floor_divide(x, safe)
+    # Floor and truncation differ when the division is inexact and the signs differ.
+    quotient = quotient + ((np.remainder(x, safe) != 0) & ((x < 0) != (safe < 0)))
+    quotient = np.where(y == -1, np.negative(x), quotient)
+    return np.where(by_zero, x.dtype.type(-1), quotient)
+
+
+def _int_rem(x, y):
+    """lax.rem: C's remainder (the dividend's sign) for floats and integers; for integers
+    XLA's ``x % 0`` is x and ``INT_MIN % -1`` is 0 (C leaves both undefined)."""
+    if dtypes.kind(x.dtype) not in "iu":
+        return np.fmod(x, y)
+    by_zero = y == 0
+    safe = np.where(by_zero | (y == -1), 1, y) if dtypes.kind(x.dtype) == "i" else np.where(by_zero, 1, y)
+    return np.where(by_zero, x, np.fmod(x, safe))
+
+
+# Shifts follow XLA: the amount is read as unsigned, and one of at least the operand's width
+# shifts every bit out (0, or the sign for an arithmetic right shift) -- where numpy and C
+# leave it undefined.  shift_right_arithmetic of an unsigned operand fills with its top bit.
+
+def _shift_parts(x, y):
+    width = 8 * x.dtype.itemsize
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    amount = np.asarray(y).view(unsigned)
+    return width, unsigned, amount, np.minimum(amount, unsigned.type(width - 1))
+
+
+def _shift_left(x, y):
+    width, unsigned, amount, clipped = _shift_parts(x, y)
+    out = np.left_shift(np.asarray(x).view(unsigned), clipped)
+    return np.where(amount >= width, unsigned.type(0), out).view(x.dtype)
+
+
+def _shift_right_logical(x, y):
+    width, unsigned, amount, clipped = _shift_parts(x, y)
+    out = np.right_shift(np.asarray(x).view(unsigned), clipped)
+    return np.where(amount >= width, unsigned.type(0), out).view(x.dtype)
+
+
+def _shift_right_arithmetic(x, y):
+    width, unsigned, amount, clipped = _shift_parts(x, y)
+    signed = np.dtype(f"i{x.dtype.itemsize}")
+    return np.right_shift(np.asarray(x).view(signed), clipped.astype(signed)).view(x.dtype)
 
 
 def _round_away(x, rounding_method=0):
     if rounding_method == 1:
         return np.round(x)
-    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+    # Halves away from zero.  Not floor(|x| + 0.5): that sum rounds (to even) once |x| nears
+    # 2**mantissa_bits, turning 2**52 + 1 into 2**52 + 2.  x - trunc(x) is exact.
+    whole = np.trunc(x)
+    with np.errstate(invalid="ignore"):     # inf - inf: nan, and the comparison keeps inf
+        return np.where(np.abs(x - whole) >= 0.5, whole + np.copysign(np.ones_like(x), x), whole)
 
 
 def _logistic(x):
@@ -112,7 +164,7 @@ add_p = _binary("add", np.add)
 sub_p = _binary("sub", np.subtract)
 mul_p = _binary("mul", np.multiply)
 div_p = _binary("div", _errstate(_int_div))
-rem_p = _binary("rem", _errstate(np.fmod))
+rem_p = _binary("rem", _errstate(_int_rem))
 max_p = _binary("max", np.maximum)
 min_p = _binary("min", np.minimum)
 pow_p = _binary("pow", _errstate(_xla_f32("pow", np.power)), _FLOAT, _FLOAT_DESC)
@@ -226,12 +278,9 @@ and_p = _binary("and", np.bitwise_and, _BOOL_INT, "bool, integer")
 or_p = _binary("or", np.bitwise_or, _BOOL_INT, "bool, integer")
 xor_p = _binary("xor", np.bitwise_xor, _BOOL_INT, "bool, integer")
 not_p = _unary("not", np.invert, _BOOL_INT, "bool, integer")
-shift_left_p = _binary("shift_left", np.left_shift, "iu", "integer")
-shift_right_logical_p = _binary(
-    "shift_right_logical",
-    lambda x, y: (x.view(x.dtype.str.replace("i", "u")) >> y.astype(x.dtype.str.replace("i", "u"))).view(x.dtype),
-    "iu", "integer")
-shift_right_arithmetic_p = _binary("shift_right_arithmetic", np.right_shift, "iu", "integer")
+shift_left_p = _binary("shift_left", _shift_left, "iu", "integer")
+shift_right_logical_p = _binary("shift_right_logical", _shift_right_logical, "iu", "integer")
+shift_right_arithmetic_p = _binary("shift_right_arithmetic", _shift_right_arithmetic, "iu", "integer")
 
 
 # ---------------------------------------------------------------- select and casts

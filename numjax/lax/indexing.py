@@ -81,6 +81,9 @@ def _dynamic_slice_indices(operand, start_indices):
         if isinstance(i, np.ndarray):
             i = Array(i.astype(dtypes.canonicalize_dtype(i.dtype)), False)
         dt = get_aval(i).dtype
+        if dtypes.kind(dt) not in "iu":
+            raise TypeError(f"index arguments to dynamic_slice must be integers of the same type, got: "
+                            f"{dt.name}. Cast start indices to an integer dtype, e.g. i.astype(jnp.int32).")
         if dtypes.kind(dt) == "u":
             out.append(i)
             continue

@@ -42,12 +42,15 @@ def dot_general_numpy(lv, rv, dimension_numbers, out_dtype):
     (lc, rc), (lb, rb) = dimension_numbers
     lfree = [i for i in range(lv.ndim) if i not in lc and i not in lb]
     rfree = [i for i in range(rv.ndim) if i not in rc and i not in rb]
-    nb = int(np.prod([lv.shape[i] for i in lb], dtype=np.int64))
-    nc = int(np.prod([lv.shape[i] for i in lc], dtype=np.int64))
-    l2 = lv.transpose(list(lb) + lfree + list(lc)).reshape(nb, -1, nc)
-    r2 = rv.transpose(list(rb) + list(rc) + rfree).reshape(nb, nc, -1)
+    size = lambda v, dims: int(np.prod([v.shape[i] for i in dims], dtype=np.int64))  # noqa: E731
+    # Explicit sizes, not -1: a zero-size operand leaves -1 undetermined.
+    nb, nc = size(lv, lb), size(lv, lc)
+    l2 = lv.transpose(list(lb) + lfree + list(lc)).reshape(nb, size(lv, lfree), nc)
+    r2 = rv.transpose(list(rb) + list(rc) + rfree).reshape(nb, nc, size(rv, rfree))
     acc = np.result_type(lv.dtype, rv.dtype)
-    out = np.matmul(l2.astype(acc, copy=False), r2.astype(acc, copy=False))
+    # Infinities times zeros give NaNs, as in XLA, without numpy's RuntimeWarning.
+    with np.errstate(all="ignore"):
+        out = np.matmul(l2.astype(acc, copy=False), r2.astype(acc, copy=False))
     shape = [lv.shape[i] for i in lb] + [lv.shape[i] for i in lfree] + [rv.shape[i] for i in rfree]
     return out.reshape(shape).astype(out_dtype, copy=False)
 
@@ -187,21 +190,11 @@ batching.batch_rules[dot_general_p] = _dot_general_batch
 
 # ================================================================ factorizations (jax.lax.linalg)
 # Each primitive takes (..., m, n) operands with any leading batch dimensions.  Eager
-# implementations call numpy/scipy's LAPACK one matrix at a time where numpy would raise
-# (JAX returns NaNs for a failed factorization instead of raising).
-import warnings as _warnings  # noqa: E402
+# implementations run LAPACK through linalg_lapack, one matrix at a time: JAX's routines, so
+# a failed factorization gives NaNs and a singular one infinities, never an exception.
 
 from .. import core as _core  # noqa: E402
-
-
-def _np_batched(fn, *arrays, n_out):
-    """Apply ``fn`` (matrices -> tuple of arrays) to every matrix of the leading batch dims."""
-    batch = arrays[0].shape[:-2]
-    flat = [a.reshape((-1,) + a.shape[-2:]) for a in arrays]
-    results = [fn(*mats) for mats in zip(*flat)]
-    if not results:
-        raise NotImplementedError("linalg primitives with an empty batch")
-    return [np.stack([r[k] for r in results]).reshape(batch + results[0][k].shape) for k in range(n_out)]
+from . import linalg_lapack as lapack  # noqa: E402
 
 
 def _check_matrix(name, aval, square=False):
@@ -213,30 +206,34 @@ def _check_matrix(name, aval, square=False):
         raise TypeError(f"{name} requires a floating or complex operand, got {aval.dtype.name}.")
 
 
+LAPACK_DTYPES = tuple(map(np.dtype, (np.float32, np.float64, np.complex64, np.complex128)))
+
+
 def _real_dtype(dtype):
     return np.finfo(dtype).dtype
 
 
-def _wrap(*vals):
-    return [Array(_c_contiguous(np.asarray(v)), False) for v in vals]
+def _on_stacks(fn, operands, out_avals, *args):
+    """``fn`` (linalg_lapack: (batch, m, n) stacks -> arrays) over the operands' leading batch
+    dims flattened to one, its results reshaped to ``out_avals``; an empty batch or empty
+    matrices go through ``fn`` too (it returns empty or identity-padded results)."""
+    values = [to_numpy(x) for x in operands]
+    if values[0].dtype not in LAPACK_DTYPES:
+        # float16 (and the other narrow floats): computed in float32 and rounded back, as the
+        # jit backends compute them (lowering/low_precision.py).
+        values = [v.astype(np.float32) for v in values]
+    nb = int(np.prod(values[0].shape[:-2], dtype=np.int64))
+    stacks = [np.ascontiguousarray(v).reshape((nb,) + v.shape[-2:]) for v in values]
+    outs = fn(*stacks, *args)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    return [Array(_c_contiguous(np.asarray(o).reshape(av.shape).astype(av.dtype, copy=False)), False)
+            for o, av in zip(outs, out_avals)]
 
 
 # ---------------------------------------------------------------- cholesky
 
-def _cholesky_np(a):
-    try:
-        return (np.linalg.cholesky(a),)
-    except np.linalg.LinAlgError:
-        return (np.full(a.shape, np.nan, a.dtype),)
-
-
 def _cholesky_impl(x):
-    v = to_numpy(x)
-    try:
-        out = np.linalg.cholesky(v)
-    except np.linalg.LinAlgError:
-        out, = _np_batched(_cholesky_np, v, n_out=1)
-    return _wrap(out.astype(v.dtype, copy=False))[0]
+    return _on_stacks(lapack.cholesky, [x], [_cholesky_abstract(get_aval(x))])[0]
 
 
 def _cholesky_abstract(x):
@@ -249,27 +246,8 @@ cholesky_p = make_primitive("cholesky", _cholesky_impl, _cholesky_abstract)
 
 # ---------------------------------------------------------------- lu
 
-def _lu_np(a):
-    import scipy.linalg
-    m, n = a.shape
-    if m == 0 or n == 0:
-        return a.copy(), np.zeros((min(m, n),), np.int32), np.arange(m, dtype=np.int32)
-    with _warnings.catch_warnings():
-        _warnings.simplefilter("ignore")
-        lu, piv = scipy.linalg.lu_factor(a, check_finite=False)
-    piv = piv.astype(np.int32)
-    return lu.astype(a.dtype, copy=False), piv, _pivots_to_permutation_np(piv, m)
-
-
-def _pivots_to_permutation_np(piv, m):
-    perm = np.arange(m, dtype=np.int32)
-    for i, p in enumerate(piv):
-        perm[i], perm[p] = perm[p], perm[i]
-    return perm
-
-
 def _lu_impl(x):
-    return _wrap(*_np_batched(_lu_np, to_numpy(x), n_out=3))
+    return _on_stacks(lapack.lu, [x], _lu_abstract(get_aval(x)))
 
 
 def _lu_abstract(x):
@@ -286,9 +264,8 @@ lu_p = make_primitive("lu", _lu_impl, _lu_abstract, multiple_results=True)
 # ---------------------------------------------------------------- qr
 
 def _qr_impl(x, *, pivoting=False, full_matrices=True, use_magma=None):
-    v = to_numpy(x)
-    q, r = np.linalg.qr(v, mode="complete" if full_matrices else "reduced")
-    return _wrap(q.astype(v.dtype, copy=False), r.astype(v.dtype, copy=False))
+    avals = _qr_abstract(get_aval(x), pivoting=pivoting, full_matrices=full_matrices)
+    return _on_stacks(lapack.qr, [x], avals, bool(full_matrices))
 
 
 def _qr_abstract(x, *, pivoting=False, full_matrices=True, use_magma=None):
@@ -306,12 +283,10 @@ qr_p = make_primitive("qr", _qr_impl, _qr_abstract, multiple_results=True)
 # ---------------------------------------------------------------- svd
 
 def _svd_impl(x, *, full_matrices, compute_uv, subset_by_index=None, algorithm=None):
-    v = to_numpy(x)
-    rdt = _real_dtype(v.dtype)
-    if not compute_uv:
-        return _wrap(np.linalg.svd(v, compute_uv=False).astype(rdt, copy=False))
-    u, s, vt = np.linalg.svd(v, full_matrices=full_matrices)
-    return _wrap(s.astype(rdt, copy=False), u.astype(v.dtype, copy=False), vt.astype(v.dtype, copy=False))
+    avals = _svd_abstract(get_aval(x), full_matrices=full_matrices, compute_uv=True,
+                          subset_by_index=subset_by_index)
+    outs = _on_stacks(lapack.svd, [x], avals, bool(full_matrices), avals[0].dtype)
+    return outs if compute_uv else outs[:1]
 
 
 def _svd_abstract(x, *, full_matrices, compute_uv, subset_by_index=None, algorithm=None):
@@ -333,9 +308,8 @@ svd_p = make_primitive("svd", _svd_impl, _svd_abstract, multiple_results=True)
 # ---------------------------------------------------------------- eigh
 
 def _eigh_impl(x, *, lower=True, sort_eigenvalues=True, subset_by_index=None, algorithm=None):
-    v = to_numpy(x)
-    w, vec = np.linalg.eigh(v, UPLO="L" if lower else "U")
-    return _wrap(vec.astype(v.dtype, copy=False), w.astype(_real_dtype(v.dtype), copy=False))
+    avals = _eigh_abstract(get_aval(x), subset_by_index=subset_by_index)
+    return _on_stacks(lapack.eigh, [x], avals, bool(lower), avals[1].dtype)
 
 
 def _eigh_abstract(x, *, lower=True, sort_eigenvalues=True, subset_by_index=None, algorithm=None):
@@ -350,33 +324,11 @@ eigh_p = make_primitive("eigh", _eigh_impl, _eigh_abstract, multiple_results=Tru
 
 # ---------------------------------------------------------------- triangular_solve
 
-def _effective_matrix(a, transpose_a, conjugate_a):
-    """op(a) as the solve sees it."""
-    a = np.swapaxes(a, -1, -2) if transpose_a else a
-    return np.conj(a) if conjugate_a else a
-
-
-def _triangular_solve_np(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    import scipy.linalg
-    eff_lower = lower != transpose_a
-    m = _effective_matrix(a, transpose_a, conjugate_a)
-    if not left_side:          # x @ m = b  <=>  m.T @ x.T = b.T
-        m, b, eff_lower = m.T, b.T, not eff_lower
-    with _warnings.catch_warnings(), np.errstate(all="ignore"):
-        _warnings.simplefilter("ignore")
-        x = scipy.linalg.solve_triangular(m, b, lower=eff_lower, unit_diagonal=unit_diagonal,
-                                          check_finite=False)
-    return ((x if left_side else x.T).astype(b.dtype, copy=False),)
-
-
 def _triangular_solve_impl(a, b, *, left_side=False, lower=False, transpose_a=False, conjugate_a=False,
                            unit_diagonal=False):
-    av, bv = to_numpy(a), to_numpy(b)
-    if av.size == 0 or bv.size == 0:
-        return _wrap(np.zeros(bv.shape, bv.dtype))[0]
-    fn = lambda x, y: _triangular_solve_np(x, y, left_side, lower, transpose_a, conjugate_a,  # noqa: E731
-                                           unit_diagonal)
-    return _wrap(*_np_batched(fn, av, bv, n_out=1))[0]
+    aval = _triangular_solve_abstract(get_aval(a), get_aval(b), left_side=left_side)
+    return _on_stacks(lapack.triangular_solve, [a, b], [aval], bool(left_side),
+                      bool(lower), bool(transpose_a), bool(conjugate_a), bool(unit_diagonal))[0]
 
 
 def _triangular_solve_abstract(a, b, *, left_side=False, lower=False, transpose_a=False,
@@ -451,8 +403,8 @@ def lu_pivots_to_permutation(pivots, permutation_size):
         from ..scipy.linalg import _pivots_to_permutation
         return _pivots_to_permutation(pivots, permutation_size)
     v = to_numpy(pivots)
-    flat = v.reshape(-1, v.shape[-1]) if v.ndim else v.reshape(1, 0)
-    out = np.stack([_pivots_to_permutation_np(p, permutation_size) for p in flat]) if len(flat) else \
+    flat = v.reshape(int(np.prod(v.shape[:-1], dtype=np.int64)), v.shape[-1]) if v.ndim else v.reshape(1, 0)
+    out = np.stack([lapack.pivots_to_permutation(p, permutation_size) for p in flat]) if len(flat) else \
         np.zeros((0, permutation_size), np.int32)
     return Array(out.reshape(v.shape[:-1] + (permutation_size,)), False)
 
@@ -570,7 +522,7 @@ def _slice_last2(x, rows, cols):
 # The formulas are JAX's (jax/_src/lax/linalg.py), written over numjax.lax.
 
 def _cholesky_jvp(primals, tangents):
-    from .elementwise import add, div, mul
+    from .elementwise import add, div
     x, = primals
     sigma_dot, = tangents
     L = _tril(cholesky_p.bind(x))

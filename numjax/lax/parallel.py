@@ -4,6 +4,9 @@ A named axis comes from ``vmap(axis_name=...)`` (the batching rules below turn a
 collective into an ordinary reduction over the batch dimension) or from
 ``pmap(axis_name=...)`` (the pmap runtime performs it across device shards).
 """
+import contextlib
+import threading
+
 import numpy as np
 
 from .. import core
@@ -13,8 +16,25 @@ from ..interpreters import batching
 from ..jaxpr import param_printers
 from ._base import make_primitive
 
-# Named axes of enclosing pmaps while they trace: [(name, size)].
-pmap_axis_env = []
+
+class _PmapAxes(threading.local):
+    """Named axes of the pmaps this thread is tracing, innermost last: [(name, size)]."""
+
+    def __init__(self):
+        self.env = []
+
+
+_pmap_axes = _PmapAxes()
+
+
+@contextlib.contextmanager
+def bind_pmap_axis(name, size):
+    """Bind axis ``name`` (of ``size`` devices) for collectives traced in this thread."""
+    _pmap_axes.env.append((name, size))
+    try:
+        yield
+    finally:
+        _pmap_axes.env.pop()
 
 
 def _unbound(*args, **params):
@@ -26,15 +46,17 @@ def _unbound(*args, **params):
 
 def _find_axis(name):
     """The innermost vmap trace or pmap frame binding ``name``: ('vmap', main) or ('pmap', size)."""
-    for main in reversed(core.trace_stack):
+    stack, pmap_env = core.current_trace_stack(), _pmap_axes.env
+    for main in reversed(stack):
         if main.trace_type is batching.BatchTrace and main.global_data.name == name:
             return "vmap", main
-    for n, size in reversed(pmap_axis_env):
+    for n, size in reversed(pmap_env):
         if n == name:
             return "pmap", size
+    bound = [m.global_data.name for m in stack if m.trace_type is batching.BatchTrace]
+    bound += [n for n, _ in pmap_env]
     raise NameError(f"unbound axis name: {name}. The following axis names (e.g. defined by pmap or "
-                    "vmap) are available to collective operations: "
-                    f"{[m.global_data.name for m in core.trace_stack if m.trace_type is batching.BatchTrace] + [n for n, _ in pmap_axis_env]}")
+                    f"vmap) are available to collective operations: {bound}")
 
 
 def axis_size(name):

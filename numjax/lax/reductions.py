@@ -8,6 +8,7 @@ from ..array import Array, to_numpy
 from ..core import ShapedArray, get_aval
 from ..jaxpr import param_printers
 from ._base import check_dtype_kind, make_primitive
+from ._summation import ordered_reduce
 
 
 def _reduce_abstract(name, kinds=None):
@@ -51,10 +52,26 @@ def _identity_min(dt):
     return np.inf if dtypes.kind(dt) == "f" else (True if dt == np.bool_ else np.iinfo(dt).max)
 
 
-reduce_sum_p = make_primitive("reduce_sum", _reduce_impl(np.sum), _reduce_abstract("reduce_sum"),
-                              reduction="sum")
-reduce_prod_p = make_primitive("reduce_prod", _reduce_impl(np.prod), _reduce_abstract("reduce_prod"),
-                               reduction="prod")
+def _ordered(ufunc, identity, np_fn, kinds):
+    # Floating sums and products in numjax's summation order (lax/_summation.py), the order
+    # the compiled loops use, so eager and jitted results agree bit for bit.  (Complex
+    # products are left to numpy: the compiled loops multiply real and imaginary parts with
+    # their own formula.)
+    def reduce(v, axis):
+        if v.dtype == np.float16:
+            # float32 accumulators, as the compiled loops hold half-precision values in
+            # (lowering/low_precision.py; bfloat16 reaches here already widened).
+            v = v.astype(np.float32)
+        if dtypes.kind(v.dtype) in kinds:
+            return ordered_reduce(ufunc, identity, v, axis)
+        return np_fn(v, axis=axis)
+    return reduce
+
+
+reduce_sum_p = make_primitive("reduce_sum", _reduce_impl(_ordered(np.add, 0, np.sum, "fc")),
+                              _reduce_abstract("reduce_sum"), reduction="sum")
+reduce_prod_p = make_primitive("reduce_prod", _reduce_impl(_ordered(np.multiply, 1, np.prod, "f")),
+                               _reduce_abstract("reduce_prod"), reduction="prod")
 reduce_max_p = make_primitive("reduce_max", _reduce_impl(_np_max), _reduce_abstract("reduce_max"),
                               reduction="max")
 reduce_min_p = make_primitive("reduce_min", _reduce_impl(_np_min), _reduce_abstract("reduce_min"),
@@ -121,7 +138,10 @@ def _cum_impl(np_accumulate):
         v = to_numpy(x)
         if reverse:
             v = np.flip(v, axis)
-        out = np_accumulate(v, axis=axis).astype(v.dtype)
+        # float16 accumulates in float32, as the compiled loops do (see _ordered above).
+        wide = v.astype(np.float32) if v.dtype == np.float16 else v
+        with np.errstate(over="ignore"):     # past float16's range: inf, silently as in JAX
+            out = np_accumulate(wide, axis=axis).astype(v.dtype)
         if reverse:
             out = np.flip(out, axis)
         return Array(_c_contiguous(out), getattr(x, "weak_type", False))
@@ -142,8 +162,11 @@ cummin_p = make_primitive("cummin", _cum_impl(np.minimum.accumulate), _cum_abstr
 
 def _cumulative(prim):
     def fn(operand, axis=0, reverse=False):
-        ndim = get_aval(operand).ndim
-        return prim.bind(operand, axis=int(axis) % max(ndim, 1), reverse=bool(reverse))
+        aval = get_aval(operand)
+        if not -aval.ndim <= axis < max(aval.ndim, 1):
+            raise ValueError(f"axis {axis} is out of bounds for array of shape {aval.shape}: lax.{prim} "
+                             f"takes an axis in [-{aval.ndim}, {aval.ndim}).")
+        return prim.bind(operand, axis=int(axis) % max(aval.ndim, 1), reverse=bool(reverse))
     return fn
 
 

@@ -47,8 +47,22 @@ param_printers[broadcast_in_dim_p] = lambda p: (
     {"broadcast_dimensions": p["broadcast_dimensions"]} if p["broadcast_dimensions"] else {})
 
 
+def _static_dims(dims, prim, what="shape"):
+    """``dims`` as Python ints, with JAX's TypeError for a non-integer or a negative size."""
+    import operator
+    try:
+        dims = tuple(operator.index(d) for d in dims)
+    except TypeError:
+        raise TypeError(f"{prim} {what} must have every element be an integer type, got "
+                        f"{tuple(type(d) for d in dims)}.") from None
+    if any(d < 0 for d in dims):
+        raise TypeError(f"{prim} {what} must have every element be nonnegative, got {dims}.")
+    return dims
+
+
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
-    shape, bdims = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
+    shape = _static_dims(shape, "broadcast_in_dim")
+    bdims = tuple(int(d) for d in broadcast_dimensions)
     aval = get_aval(operand)
     if aval.shape == shape and bdims == tuple(range(len(shape))):
         return operand
@@ -69,7 +83,12 @@ def broadcast_to_rank(x, rank):
 def expand_dims(operand, dimensions):
     aval = get_aval(operand)
     ndim_out = aval.ndim + len(dimensions)
+    for d in dimensions:
+        if not -ndim_out <= d < ndim_out:
+            raise ValueError(f"axis {d} is out of bounds for array of dimension {ndim_out}")
     dims = sorted(d % ndim_out for d in dimensions)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"repeated axis in lax.expand_dims: {tuple(dimensions)}")
     shape = list(aval.shape)
     for d in dims:
         shape.insert(d, 1)
@@ -99,6 +118,9 @@ reshape_p = make_primitive("reshape", _reshape_impl, _reshape_abstract)
 
 def reshape(operand, new_sizes, dimensions=None):
     new_sizes = tuple(int(d) for d in new_sizes)
+    if any(d < 0 for d in new_sizes):
+        raise TypeError(f"reshape new_sizes must all be positive, got {new_sizes}. lax.reshape takes no -1 "
+                        "(unknown) sizes; jnp.reshape does.")
     aval = get_aval(operand)
     if aval.shape == new_sizes and dimensions is None:
         return operand
@@ -122,7 +144,7 @@ transpose_p = make_primitive(
 
 def transpose(operand, permutation):
     permutation = tuple(int(p) for p in permutation)
-    if permutation == tuple(range(len(permutation))):
+    if permutation == tuple(range(get_aval(operand).ndim)):
         return operand
     return transpose_p.bind(operand, permutation=permutation)
 
@@ -154,6 +176,10 @@ rev_p = make_primitive(
 
 
 def rev(operand, dimensions):
+    ndim = get_aval(operand).ndim
+    if any(not 0 <= d < ndim for d in dimensions) or len(set(dimensions)) != len(dimensions):
+        raise TypeError(f"rev dimensions must all be less than operand ndim and unique, got dimensions "
+                        f"{tuple(dimensions)} for operand ndim {ndim}.")
     return rev_p.bind(operand, dimensions=tuple(dimensions))
 
 
@@ -162,6 +188,9 @@ def rev(operand, dimensions):
 def _concatenate_abstract(*xs, dimension):
     check_same_dtypes("concatenate", xs)
     shape = list(xs[0].shape)
+    if len({x.ndim for x in xs}) > 1:
+        raise TypeError("Cannot concatenate arrays with different numbers of dimensions: got "
+                        f"{', '.join(str(x.shape) for x in xs)}.")
     for x in xs[1:]:
         if x.ndim != len(shape) or any(a != b for i, (a, b) in enumerate(zip(x.shape, shape)) if i != dimension):
             raise TypeError(f"Cannot concatenate arrays with shapes that differ in dimensions other "
@@ -220,6 +249,13 @@ pad_p = make_primitive("pad", _pad_impl, _pad_abstract)
 
 
 def pad(operand, padding_value, padding_config):
+    aval, pad_aval = get_aval(operand), get_aval(padding_value)
+    if len(padding_config) != aval.ndim:
+        raise ValueError("length of padding_config must equal the number of axes of operand, got "
+                         f"padding_config {tuple(map(tuple, padding_config))} for operand shape {aval.shape}")
+    if aval.dtype != pad_aval.dtype:
+        raise TypeError(f"pad operand and padding_value must be same dtype: got {aval.dtype} and "
+                        f"{pad_aval.dtype}. Cast the padding value, e.g. jnp.asarray(v, x.dtype).")
     return pad_p.bind(operand, padding_value,
                       padding_config=tuple(tuple(int(c) for c in cfg) for cfg in padding_config))
 
@@ -240,7 +276,7 @@ def iota(dtype, size):
 
 
 def broadcasted_iota(dtype, shape, dimension):
-    return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype), shape=tuple(int(s) for s in shape),
+    return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype), shape=_static_dims(shape, "iota"),
                        dimension=int(dimension), sharding=None)
 
 

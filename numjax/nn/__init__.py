@@ -237,22 +237,37 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, 
 
 def one_hot(x, num_classes, *, dtype=None, axis=-1):
     """``x[..., None] == arange(num_classes)`` as ``dtype`` (float32 by default), the new axis at ``axis``."""
-    try:
-        num_classes = int(num_classes)
-    except Exception as err:
-        raise TypeError("The error arose in jax.nn.one_hot argument `num_classes`: it must be a "
-                        f"concrete integer, got {num_classes!r}.") from err
+    num_classes = _num_classes(num_classes)
     x = jnp.asarray(x)
     if not jnp.issubdtype(x.dtype, jnp.integer):
         warnings.warn(f"jax.nn.one_hot input should be integer-typed; got dtype={x.dtype}",
                       DeprecationWarning, stacklevel=2)
-    dtype = _dtypes.canonicalize_dtype(np.float32 if dtype is None else dtype)
+    dtype = _dtypes.float32 if dtype is None else _dtypes.check_user_dtype(dtype, "one_hot")
     out_axis = canonicalize_axis(axis, x.ndim + 1)
     lhs = lax.expand_dims(x, (out_axis,))
     rhs_shape = [1] * x.ndim
     rhs_shape.insert(out_axis, num_classes)
     rhs = lax.broadcasted_iota(x.dtype, rhs_shape, out_axis)
     return (lhs == rhs).astype(dtype)
+
+
+def _num_classes(n):
+    """one_hot's ``num_classes`` as a Python int: a traced value cannot size the new axis."""
+    import operator
+    from ..core import Tracer
+    from ..errors import ConcretizationTypeError
+    try:
+        n = operator.index(n)
+    except TypeError:
+        if isinstance(n, Tracer):
+            raise ConcretizationTypeError(n, "The error arose in jax.nn.one_hot argument `num_classes`.") \
+                from None
+        raise TypeError("The error arose in jax.nn.one_hot argument `num_classes`: it must be a concrete "
+                        f"integer, got {n!r}. Pass the number of classes as a Python int.") from None
+    if n < 0:
+        raise TypeError(f"jax.nn.one_hot num_classes must be nonnegative, got {n}: iota shape must have "
+                        "every element be nonnegative.")
+    return n
 
 
 def hard_sigmoid(x):

@@ -29,7 +29,7 @@ class _ScalarMeta(type):
         return hash(cls.dtype.type)
 
     def __call__(cls, x=0):
-        return array(x, dtype=cls.dtype)
+        return _array(x, cls.dtype, 0, "asarray")   # JAX names asarray in its dtype warning
 
     def __repr__(cls):
         return f"<class 'numjax.numpy.{cls.__name__}'>"
@@ -83,24 +83,33 @@ def _shape(shape):
 # ---------------------------------------------------------------- creation
 
 def array(object, dtype=None, copy=True, ndmin=0):  # noqa: A002
+    return _array(object, dtype, ndmin, "array")
+
+
+def _array(object, dtype, ndmin, fun_name):  # noqa: A002
     if object is None or (isinstance(object, (list, tuple)) and builtins.any(x is None for x in _flat(object))):
         raise ValueError("None is not a valid value for jnp.array")
+    if _is_keys(object):
+        return _prng.array_of_keys(object, dtype)
+    dt = None if dtype is None else _dtypes.check_user_dtype(dtype, fun_name)
     if isinstance(object, core.Tracer):
         out = object
     elif isinstance(object, (list, tuple)) and builtins.any(isinstance(x, core.Tracer) for x in _flat(object)):
-        dt, _ = _dtypes.promote(*(_dtypes.dtype_and_weak(x) for x in _flat(object)))
-        out = _stack_strong(object, dt) if object else asarray_leaf(_np.array(object))
+        lub, _ = _dtypes.promote(*(_dtypes.dtype_and_weak(x) for x in _flat(object)))
+        out = _stack_strong(object, lub) if object else asarray_leaf(_np.array(object))
     elif isinstance(object, Array):
         out = object
-    elif type(object) is int and dtype is not None:
-        # Straight to the requested type: jnp.uint32(2**31 + 1) holds, though int32 would not.
-        out = Array(_np.asarray(object, _dtypes.canonicalize_dtype(dtype)), False)
-    elif _is_keys(object):
-        return _prng.array_of_keys(object, dtype)
+    elif dt is not None and _dtypes.kind(dt) in "iu" and _all_python_ints(object):
+        # Straight to the requested type: jnp.uint32(2**31 + 1) holds, though int32 would not,
+        # and [2**64 - 1, 5] as uint64 never passes through float64 (numpy's guess for it).
+        out = Array(_np.asarray(object, dt), False)
     else:
-        out = asarray_leaf(_from_python(object))
-    if dtype is not None:
-        out = lax._convert_element_type(out, _dtypes.canonicalize_dtype(dtype), False)
+        out = _from_python(object)
+        if not _dtypes.is_jax_dtype(_np.result_type(out)):
+            raise _invalid_element(object)
+        out = asarray_leaf(out)
+    if dt is not None:
+        out = lax._convert_element_type(out, dt, False)
     elif isinstance(out, Array) and out.weak_type and not _is_python_scalar(object) \
             and not isinstance(object, Array):
         # A weak Array stays weak, as in JAX; containers and numpy scalars do not.
@@ -110,8 +119,24 @@ def array(object, dtype=None, copy=True, ndmin=0):  # noqa: A002
     return out
 
 
+def _invalid_element(obj):
+    """JAX's TypeError naming the first element of ``obj`` that is no number (a string, ...)."""
+    from ._util import invalid_value_error
+    for x in (_flat(obj) if isinstance(obj, (list, tuple)) else (obj,)):
+        dt = _np.asarray(x).dtype
+        if not _dtypes.is_jax_dtype(dt):
+            return invalid_value_error(x, dt)
+    return invalid_value_error(obj, _np.asarray(obj).dtype)
+
+
 def _is_python_scalar(x):
     return type(x) in (int, float, complex, bool)
+
+
+def _all_python_ints(obj):
+    if isinstance(obj, (list, tuple)):
+        return len(obj) > 0 and builtins.all(type(x) is int for x in _flat(obj))
+    return type(obj) is int
 
 
 def _stack_strong(obj, dt):
@@ -157,29 +182,32 @@ def _is_keys(x):
 
 
 def asarray(a, dtype=None, copy=None):
-    return array(a, dtype=dtype, copy=False)
+    return _array(a, dtype, 0, "asarray")
 
 
-def _full(shape, fill_value, dtype, weak=False):
+def _full(shape, fill_value, dtype, weak=False, fun_name="full"):
     shape = _shape(shape)
-    if dtype is not None and not isinstance(fill_value, (core.Tracer, Array)):
+    dt = None if dtype is None else _dtypes.check_user_dtype(dtype, fun_name)
+    if dt is not None and not isinstance(fill_value, (core.Tracer, Array)):
         # A concrete fill value becomes a typed constant, as JAX stages it (no convert op).
-        fill_value = Array(_np.asarray(fill_value, _dtypes.canonicalize_dtype(dtype)), weak)
-    if dtype is None:
+        fill_value = Array(_np.asarray(fill_value, dt), weak)
+    if dt is None:
         # JAX's lax.full: without a dtype the result is weak exactly when the fill value is.
         fv = asarray_leaf(fill_value)
         fv = lax._convert_element_type(fv, get_aval(fv).dtype, _dtypes.dtype_and_weak(fill_value)[1])
     else:
-        fv = lax._convert_element_type(asarray_leaf(fill_value), _dtypes.canonicalize_dtype(dtype), weak)
+        fv = lax._convert_element_type(asarray_leaf(fill_value), dt, weak)
     return lax.broadcast(fv, shape) if get_aval(fv).ndim == 0 else broadcast_to(fv, shape)
 
 
 def zeros(shape, dtype=None):
-    return _full(shape, 0, dtype or _dtypes.default_float_dtype())
+    return _full(shape, 0, _dtypes.default_float_dtype() if dtype is None else dtype,
+                 fun_name="zeros")
 
 
 def ones(shape, dtype=None):
-    return _full(shape, 1, dtype or _dtypes.default_float_dtype())
+    return _full(shape, 1, _dtypes.default_float_dtype() if dtype is None else dtype,
+                 fun_name="ones")
 
 
 def full(shape, fill_value, dtype=None):
@@ -187,7 +215,8 @@ def full(shape, fill_value, dtype=None):
 
 
 def empty(shape, dtype=None):
-    return zeros(shape, dtype)
+    return _full(shape, 0, _dtypes.default_float_dtype() if dtype is None else dtype,
+                 fun_name="empty")
 
 
 def _like_aval(a):
@@ -200,21 +229,26 @@ def _like_aval(a):
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
+    return _full_like(a, fill_value, dtype, shape, "full_like")
+
+
+def _full_like(a, fill_value, dtype, shape, fun_name):
     # As JAX's lax.full_like: the result is weak when no dtype is given and `a` is weak.
     aval = _like_aval(a)
-    return _full(aval.shape if shape is None else shape, fill_value, dtype or aval.dtype,
-                 dtype is None and aval.weak_type)
+    return _full(aval.shape if shape is None else shape, fill_value, aval.dtype if dtype is None else dtype,
+                 dtype is None and aval.weak_type, fun_name)
 
 
 def zeros_like(a, dtype=None, shape=None):
-    return full_like(a, 0, dtype, shape)
+    return _full_like(a, 0, dtype, shape, "zeros_like")
 
 
 def ones_like(a, dtype=None, shape=None):
-    return full_like(a, 1, dtype, shape)
+    return _full_like(a, 1, dtype, shape, "ones_like")
 
 
-empty_like = zeros_like
+def empty_like(prototype, dtype=None, shape=None):
+    return _full_like(prototype, 0, dtype, shape, "empty_like")
 
 
 def _concrete_scalar(x, name, arg=None):
@@ -230,20 +264,22 @@ def arange(start, stop=None, step=None, dtype=None):
     start = _concrete_scalar(start, "arange", "stop" if stop is None and step is None else "start")
     stop = _concrete_scalar(stop, "arange", "stop")
     step = _concrete_scalar(step, "arange", "step")
+    requested = None if dtype is None else _dtypes.check_user_dtype(dtype, "arange")
     if stop is None and step is None:
-        dt = dtype or _dtypes.result_type(start)
-        dt = _dtypes.canonicalize_dtype(dt)
+        dt = requested or _dtypes.canonicalize_dtype(_dtypes.result_type(start))
         # As JAX: an iota of the result dtype itself (float iotas included).
         return lax.iota(dt, int(_np.ceil(start)))
     args = [a for a in (start, stop, step) if a is not None]
-    dt = _dtypes.canonicalize_dtype(dtype or _dtypes.result_type(*args))
+    dt = requested or _dtypes.canonicalize_dtype(_dtypes.result_type(*args))
     return Array(_np.arange(start, stop, step, dtype=dt), False)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    dt = _dtypes.canonicalize_dtype(dtype or _dtypes.default_float_dtype())
+    dt = _dtypes.default_float_dtype() if dtype is None else _dtypes.check_user_dtype(dtype, "linspace")
     start, stop = asarray(start), asarray(stop)
     num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = (num - 1) if endpoint else num
     step_frac = lax._convert_element_type(lax.iota(_dtypes.default_int_dtype(), num), dt, False)
     s = lax._convert_element_type(start, dt, False)
@@ -259,15 +295,34 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 
 def eye(N, M=None, k=0, dtype=None):
-    M = N if M is None else M
-    dt = _dtypes.canonicalize_dtype(dtype or _dtypes.default_float_dtype())
+    return _eye(N, M, k, dtype, "eye")
+
+
+def _eye(N, M, k, dtype, fun_name):
+    from ._util import concrete_dim
+    N = concrete_dim(N, "N", "jnp.eye")
+    M = N if M is None else concrete_dim(M, "M", "jnp.eye")
+    if N < 0 or M < 0:
+        raise ValueError(f"negative dimensions are not allowed, got N={N} and M={M}")
+    k = _diagonal_offset(k)
+    dt = _dtypes.default_float_dtype() if dtype is None else _dtypes.check_user_dtype(dtype, fun_name)
     rows = lax.broadcasted_iota(_dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(_dtypes.int32, (N, M), 1)
     return lax._convert_element_type(lax.eq(rows + k, cols), dt, False)
 
 
+def _diagonal_offset(k):
+    """jnp.eye's ``k``: an integer scalar (Python or array, traced or not)."""
+    aval = None if type(k) is int else get_aval(asarray_leaf(k))
+    if aval is not None and (aval.shape != () or _dtypes.kind(aval.dtype) not in "iu"):
+        raise ValueError(f"k must be a scalar integer; got {k}")
+    if aval is not None:
+        return lax._convert_element_type(asarray_leaf(k), _dtypes.int32, False)
+    return k
+
+
 def identity(n, dtype=None):
-    return eye(n, dtype=dtype)
+    return _eye(n, None, 0, dtype, "identity")
 
 
 # ---------------------------------------------------------------- elementwise
@@ -299,7 +354,15 @@ def _binary(prim_fn, name, inexact=False):
 
 # On bools JAX's add is a logical or and multiply a logical and (lax.add/mul reject bool).
 add = _binary(lambda x, y: lax.bitwise_or(x, y) if get_aval(x).dtype == _np.bool_ else lax.add(x, y), "add")
-subtract = _binary(lax.sub, "subtract")
+def _sub(x, y):
+    if get_aval(x).dtype == _np.bool_:
+        raise TypeError("sub does not accept dtype bool. Accepted dtypes are subtypes of integer, floating, "
+                        "complexfloating. Subtracting booleans is not defined: use jnp.logical_xor, or "
+                        "cast to int first.")
+    return lax.sub(x, y)
+
+
+subtract = _binary(_sub, "subtract")
 multiply = _binary(lambda x, y: lax.bitwise_and(x, y) if get_aval(x).dtype == _np.bool_ else lax.mul(x, y),
                    "multiply")
 maximum = _binary(lax.max, "maximum")
@@ -371,13 +434,16 @@ def _floor_divide(x, y):
 
 def _float_divmod(x1, x2):
     # JAX's (CPython's float_divmod): floor division that is exact for representable quotients.
-    mod = lax.rem(x1, x2)
-    x1_corrected = _where_jit(x2 == 0, x1, lax.sub(x1, mod))
-    div = lax.div(x1_corrected, x2)
-    ind = lax.bitwise_and(mod != 0, lax.sign(x2) != lax.sign(mod))
-    mod = lax.select(ind, mod + x2, mod)
-    div = lax.select(ind, div - 1.0, div)
-    return lax.round(div), mod
+    # Each select computes both branches; eagerly, numpy would warn of overflows in the one
+    # not taken (and of 0/0), where JAX is silent.
+    with _np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        mod = lax.rem(x1, x2)
+        x1_corrected = _where_jit(x2 == 0, x1, lax.sub(x1, mod))
+        div = lax.div(x1_corrected, x2)
+        ind = lax.bitwise_and(mod != 0, lax.sign(x2) != lax.sign(mod))
+        mod = lax.select(ind, mod + x2, mod)
+        div = lax.select(ind, div - 1.0, div)
+        return lax.round(div), mod
 
 
 def remainder(x, y, /):
@@ -392,13 +458,14 @@ def _remainder(x, y):
     trunc_mod = lax.rem(x, y)
     trunc_mod_not_zero = lax.ne(trunc_mod, zero)
     do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(y, zero)), trunc_mod_not_zero)
-    return lax.select(do_plus, lax.add(trunc_mod, y), trunc_mod)
+    with _np.errstate(over="ignore"):    # the branch not taken may overflow (JAX is silent)
+        return lax.select(do_plus, lax.add(trunc_mod, y), trunc_mod)
 
 
 def _ones_of(x):
-    # lax._ones: a literal for a scalar, a broadcast for an array.
+    # lax._ones: a literal for a scalar, a broadcast for an array; weak when x is.
     aval = get_aval(x)
-    one = Array(_np.ones((), aval.dtype), False)
+    one = Array(_np.ones((), aval.dtype), aval.weak_type)
     return one if aval.ndim == 0 else lax.broadcast(one, aval.shape)
 
 
@@ -406,8 +473,15 @@ mod = remainder
 
 
 def fmod(x, y, /):
-    return _jit_named("fmod", lambda a, b: lax.rem(*_promote_args_numeric("fmod", a, b)),
-                      _jit_operand(x), _jit_operand(y))
+    return _jit_named("fmod", _fmod, _jit_operand(x), _jit_operand(y))
+
+
+def _fmod(x, y):
+    # As JAX: an integer divisor of 0 becomes 1, so integer fmod(x, 0) is 0 (lax.rem gives x).
+    if _dtypes.kind(_dtypes.promote(_dtypes.dtype_and_weak(x), _dtypes.dtype_and_weak(y))[0]) in "iu":
+        y = asarray_leaf(y)
+        y = _where_jit(y == 0, _ones_of(y), y)
+    return lax.rem(*_promote_args_numeric("fmod", x, y))
 
 
 def power(x, y, /):
@@ -420,9 +494,10 @@ def power(x, y, /):
         if dt == _np.bool_:
             x = lax._convert_element_type(x, _dtypes.int32, weak)
         return lax.integer_pow(x, y_int)
+    x_int, y_int = _promote_args_numeric("power", x, y)   # bools count as integers here
+    if _dtypes.kind(get_aval(x_int).dtype) in "iu":
+        return _int_power(x_int, y_int)
     x, y = promote_args("power", x, y)
-    if _dtypes.kind(get_aval(x).dtype) in "iub":
-        return _int_power(x, y)
     return lax.pow(x, y)
 
 
@@ -436,14 +511,15 @@ def _concrete_index(y):
 
 
 def _int_power(x, y):
-    # Integer powers by squaring, unrolled over the exponent's bits like XLA.
-    bits = get_aval(y).dtype.itemsize * 8
-    acc = ones_like(x)
-    base = x
-    for _ in range(bits):
-        acc = where(lax.bitwise_and(y, _one_like(y)) != 0, acc * base, acc)
-        y = lax.shift_right_logical(y, _one_like(y))
-        base = base * base
+    # JAX's integer power: square-and-multiply over the exponent's low 6 bits only (past
+    # that, any base but 0 and +-1 has overflowed), and 0 ** y is 0 for every y != 0.
+    # Negative exponents thus give wrapped products, not errors, exactly as in JAX.
+    zero, one = _zero_like(y), _one_like(y)
+    acc = where(logical_and(x == zero, y != zero), zero, one)
+    for _ in range(6):
+        acc = where(lax.bitwise_and(y, one) != zero, lax.mul(acc, x), acc)
+        x = lax.mul(x, x)
+        y = lax.shift_right_logical(y, one)
     return acc
 
 
@@ -549,6 +625,8 @@ def round(a, decimals=0, out=None):  # noqa: A001
     def _round(a):
         if _dtypes.kind(get_aval(a).dtype) in "iub":
             return a
+        if _dtypes.kind(get_aval(a).dtype) == "c":
+            return _on_parts(_round, a)
         if decimals == 0:
             return lax.round(a, 1)
         factor = _full_scalar(10.0 ** decimals, a)
@@ -564,14 +642,25 @@ def rint(x, /):
         dt = get_aval(x).dtype
         if _dtypes.kind(dt) in "iub":
             return lax.convert_element_type(x, _dtypes.default_float_dtype())
+        if _dtypes.kind(dt) == "c":
+            return _on_parts(_rint, x)
         return lax.round(x, 1)
     return _jit_named("rint", _rint, asarray_leaf(x))
+
+
+def _on_parts(fn, z):
+    """``fn`` applied to the real and imaginary parts of complex ``z`` (JAX rounds so)."""
+    from ._elementwise import complex_p, imag, real
+    return complex_p.bind(fn(real(z)), fn(imag(z)))
 
 
 def isfinite(x, /):
     x = asarray_leaf(x)
     if _dtypes.kind(get_aval(x).dtype) not in "fc":
         return full(get_aval(x).shape, True, bool_)
+    if _dtypes.kind(get_aval(x).dtype) == "c":
+        from ._elementwise import imag, real
+        return lax.bitwise_and(lax.is_finite(real(x)), lax.is_finite(imag(x)))
     return lax.is_finite(x)
 
 
@@ -679,7 +768,11 @@ def _arg_reduction(name, lax_fn):
         if axis is None:
             a = ravel(a)
             axis = 0
-        ax = canonicalize_axis(axis, get_aval(a).ndim)
+        ax = canonicalize_axis(axis, get_aval(a).ndim, error=IndexError)   # JAX's class here
+        if _dtypes.kind(get_aval(a).dtype) == "c":
+            raise TypeError(f"{name} does not accept dtype {get_aval(a).dtype.name}: complex numbers have no "
+                            "order. Accepted dtypes are subtypes of integer, floating, bool; reduce "
+                            "jnp.abs(x) or x.real instead.")
         if get_aval(a).shape[ax] == 0:
             raise ValueError(f"attempt to get {name} of an empty sequence")
         res = lax_fn(a, ax, _dtypes.default_int_dtype())
@@ -703,7 +796,8 @@ def _cumulative(name, lax_fn):
         a = asarray_leaf(a)
         if axis is None:
             a, axis = ravel(a), 0
-        a = lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) if dtype else _bool_to_int(a)
+        a = lax._convert_element_type(a, _dtypes.check_user_dtype(dtype, name), False) if dtype \
+            else _bool_to_int(a)
         ax = canonicalize_axis(axis, get_aval(a).ndim)
         from ..dispatch import jit_call_named
         return jit_call_named(name, lambda v: lax_fn(v, ax), a)
@@ -739,7 +833,11 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         return lax.dot_general(a, b, (((la.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
     a2 = a if la.ndim > 1 else lax.expand_dims(a, (0,))
     b2 = b if lb.ndim > 1 else lax.expand_dims(b, (1,))
-    batch = _np.broadcast_shapes(get_aval(a2).shape[:-2], get_aval(b2).shape[:-2])
+    try:
+        batch = _np.broadcast_shapes(get_aval(a2).shape[:-2], get_aval(b2).shape[:-2])
+    except ValueError:
+        raise ValueError(f"Incompatible types for matmul arguments: {la.str_short()} and {lb.str_short()}: "
+                         "the batch (leading) dimensions must broadcast together.") from None
     a2 = broadcast_to(a2, batch + get_aval(a2).shape[-2:])
     b2 = broadcast_to(b2, batch + get_aval(b2).shape[-2:])
     nb = len(batch)
@@ -804,7 +902,7 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     shape = _shape(shape)
     aval = get_aval(a)
     if builtins.sum(1 for s in shape if s == -1) > 1:
-        raise ValueError("can only specify one unknown dimension")
+        raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {given}")
     if -1 in shape:
         known = int(_np.prod([s for s in shape if s != -1]))
         if known == 0 or aval.size % known:
@@ -843,7 +941,7 @@ def matrix_transpose(x, /):
 def swapaxes(a, axis1, axis2):
     nd = ndim(a)
     perm = list(range(nd))
-    a1, a2 = canonicalize_axis(axis1, nd), canonicalize_axis(axis2, nd)
+    a1, a2 = canonicalize_axis(axis1, nd, error=IndexError), canonicalize_axis(axis2, nd, error=IndexError)
     perm[a1], perm[a2] = perm[a2], perm[a1]
     return transpose(a, perm)
 
@@ -852,6 +950,9 @@ def moveaxis(a, source, destination):
     nd = ndim(a)
     src = [canonicalize_axis(s, nd) for s in ([source] if isinstance(source, int) else source)]
     dst = [canonicalize_axis(d, nd) for d in ([destination] if isinstance(destination, int) else destination)]
+    if len(src) != len(dst):
+        raise ValueError(f"Inconsistent number of elements: {len(src)} vs {len(dst)} (moveaxis source "
+                         f"{source} and destination {destination} must name as many axes).")
     perm = [i for i in range(nd) if i not in src]
     for d, s in sorted(zip(dst, src)):
         perm.insert(d, s)
@@ -885,6 +986,9 @@ def broadcast_to(array, shape):
     aval = get_aval(a)
     if aval.shape == shape:
         return a
+    if len(shape) < aval.ndim:
+        raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape={aval.shape} "
+                         f"shape={shape}")
     try:
         if _np.broadcast_shapes(aval.shape, shape) != shape:
             raise ValueError
@@ -912,7 +1016,8 @@ def concatenate(arrays, axis=0, dtype=None):
         return _prng.concatenate_keys(arrays, axis)
     arrays = promote_dtypes(*arrays)
     if dtype is not None:
-        arrays = [lax._convert_element_type(a, _dtypes.canonicalize_dtype(dtype), False) for a in arrays]
+        dt = _dtypes.check_user_dtype(dtype, "concatenate")
+        arrays = [lax._convert_element_type(a, dt, False) for a in arrays]
     nd = get_aval(arrays[0]).ndim
     if nd == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
@@ -959,7 +1064,7 @@ def astype(x, dtype, copy=False):
     from .._prng import PRNGKeyArray
     if isinstance(x, PRNGKeyArray) and dtype == x.dtype:
         return x
-    return lax._convert_element_type(asarray_leaf(x), _dtypes.canonicalize_dtype(dtype), False)
+    return lax._convert_element_type(asarray_leaf(x), _dtypes.check_user_dtype(dtype, "astype"), False)
 
 
 # allclose, isclose, array_equal: ``_extra`` (star-imported below).

@@ -523,9 +523,8 @@ _install_at()
 # ---------------------------------------------------------------- take, take_along_axis, put
 
 def _canonical_axis(axis, ndim, name):
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{name}: axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim
+    from ._util import canonicalize_axis
+    return canonicalize_axis(axis, ndim)
 
 
 def _index_mode(mode, fn):
@@ -546,8 +545,11 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
     check_arraylike("take", a, indices)
     a, indices = jnp.asarray(a), jnp.asarray(indices)
-    if dtypes.kind(get_aval(indices).dtype) not in "iu":
-        raise TypeError(f"take: indices must be integers; got {get_aval(indices).dtype.name}")
+    if dtypes.kind(get_aval(indices).dtype) not in "iub":
+        raise ValueError(f"indices must have an integer type: jnp.take got indices of dtype "
+                         f"{get_aval(indices).dtype.name}; cast them first, e.g. indices.astype(int).")
+    if dtypes.kind(get_aval(indices).dtype) == "b":
+        indices = indices.astype(dtypes.default_int_dtype())   # as JAX: True is index 1, not a mask
     if axis is None:
         a, axis = jnp.ravel(a), 0
     nd = get_aval(a).ndim

@@ -25,12 +25,15 @@ def _install():
         "__and__": jnp.bitwise_and, "__rand__": swap(jnp.bitwise_and),
         "__or__": jnp.bitwise_or, "__ror__": swap(jnp.bitwise_or),
         "__xor__": jnp.bitwise_xor, "__rxor__": swap(jnp.bitwise_xor),
+        # (jnp's shifts and divmod are defined after this module runs: looked up on call.)
+        "__lshift__": _late_binary("left_shift"), "__rlshift__": _late_binary("left_shift", True),
+        "__rshift__": _late_binary("right_shift"), "__rrshift__": _late_binary("right_shift", True),
         "__lt__": jnp.less, "__le__": jnp.less_equal, "__gt__": jnp.greater,
         "__ge__": jnp.greater_equal, "__eq__": jnp.equal, "__ne__": jnp.not_equal,
         "__neg__": jnp.negative, "__pos__": jnp.positive, "__abs__": jnp.absolute,
         "__invert__": lambda x: jnp.logical_not(x) if x.dtype == bool else _invert(x),
         "__getitem__": jnp._getitem,
-        "__divmod__": lambda x, y: (jnp.floor_divide(x, y), jnp.remainder(x, y)),
+        "__divmod__": _late_binary("divmod"), "__rdivmod__": _late_binary("divmod", True),
         "__round__": _round_operator,
     }
     for cls in (Array, core.Tracer):
@@ -97,7 +100,7 @@ def _fast_binary(ufunc, slow, reflected):
             ov, ow, odt = other, True, (dtypes.default_float_dtype() if t is float else dtypes.default_int_dtype())
         else:
             return slow(self, other)
-        if len(core.trace_stack) != 1 or core._dynamic[0] is not core.trace_stack[0]:
+        if not core.trace_state.idle:
             return slow(self, other)
         sv = self._value
         dt, weak = promote((sv.dtype, self.weak_type), (odt, ow))
@@ -175,6 +178,16 @@ def _unhashable(self):
 def _invert(x):
     import numjax.lax as lax
     return lax.bitwise_not(x)
+
+
+def _late_binary(name, reflected=False):
+    import numjax.numpy as jnp
+
+    def op(self, other):
+        fn = getattr(jnp, name)
+        return fn(other, self) if reflected else fn(self, other)
+    op.__name__ = name
+    return op
 
 
 def _reshape_method(self, *shape, order="C"):

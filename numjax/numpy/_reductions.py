@@ -37,7 +37,7 @@ def _upcast_half(dt):
 def _reduce(name, prim_fn, a, axis, dtype, keepdims, initial, where, promote=None, upcast=False):
     a = asarray_leaf(a)
     if dtype is not None:
-        a = lax._convert_element_type(a, dtypes.canonicalize_dtype(dtype), False)
+        a = lax._convert_element_type(a, dtypes.check_user_dtype(dtype, name), False)
     elif promote is not None:
         a = promote(a)
     result_dtype = get_aval(a).dtype
@@ -129,7 +129,7 @@ def _count(a, axis, keepdims, where, dtype):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     a = asarray_leaf(a)
     aval = get_aval(a)
-    dt = dtypes.canonicalize_dtype(dtype) if dtype is not None else _inexact_dtype(aval.dtype)
+    dt = dtypes.check_user_dtype(dtype, "mean") if dtype is not None else _inexact_dtype(aval.dtype)
     comp_dt = _upcast_half(dt)
     total = sum(lax._convert_element_type(a, comp_dt, aval.weak_type), axis, keepdims=keepdims, where=where)
     count = _count(a, axis, keepdims, where, comp_dt)
@@ -144,7 +144,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         ddof = correction
     a = asarray_leaf(a)
     aval = get_aval(a)
-    dt = dtypes.canonicalize_dtype(dtype) if dtype is not None else _inexact_dtype(aval.dtype)
+    dt = dtypes.check_user_dtype(dtype, "var") if dtype is not None else _inexact_dtype(aval.dtype)
     comp_dt = _upcast_half(dt if dtypes.kind(dt) in "fc" else dtypes.default_float_dtype())
     a = lax._convert_element_type(a, comp_dt, aval.weak_type)
     centered = lax.sub(a, mean(a, axis, keepdims=True, where=where))

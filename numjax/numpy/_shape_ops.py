@@ -10,7 +10,7 @@ from ..core import get_aval
 from . import (_atleast_1d_one, _atleast_2d_one, _concrete_scalar, _shape, arange, array, asarray,
                broadcast_to, concatenate, expand_dims, full, linspace,
                power, ravel, reshape, stack, transpose, where, zeros, zeros_like, moveaxis, squeeze)
-from ._util import asarray_leaf, canonicalize_axis, promote_dtypes
+from ._util import asarray_leaf, canonicalize_axis, concrete_dim, promote_dtypes
 
 __all__ = [
     "flip", "fliplr", "flipud", "roll", "rollaxis", "rot90", "tile", "repeat", "pad", "split",
@@ -179,6 +179,9 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     if isinstance(repeats, core.Tracer):
         return _repeat_traced(a, repeats, axis, total_repeat_length)
     reps = np.asarray(repeats)
+    if reps.dtype.kind not in "iub":
+        raise TypeError(f"jnp.repeat repeats must be integers, got {repeats!r} of dtype {reps.dtype}; "
+                        "broadcast_in_dim shape must have every element be an integer type.")
     if reps.ndim == 0:
         r = int(reps)
         big = lax.broadcast_in_dim(a, shape[:axis + 1] + (r,) + shape[axis + 1:],
@@ -280,7 +283,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if mode == "linear_ramp":
         ends = _per_axis_pair(kwargs.get("end_values", 0), nd)
         return _pad_by_axis(a, pw, lambda x, ax, lo, hi: _ramp_pieces(x, ax, lo, hi, ends[ax]))
-    raise ValueError(f"Unimplemented padding mode '{mode}' for np.pad.")
+    raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad. Use one of 'constant', "
+                              "'edge', 'reflect', 'symmetric', 'wrap', 'maximum', 'minimum', 'mean', "
+                              "'median', 'linear_ramp' or 'empty'.")
 
 
 def _pad_constant_axis(a, ax, lo, hi, vlo, vhi):
@@ -409,17 +414,20 @@ def _ramp_pieces(a, ax, lo, hi, ends):
 
 def _split(name, ary, indices_or_sections, axis, even):
     ary = asarray_leaf(ary)
-    axis = canonicalize_axis(axis, get_aval(ary).ndim)
+    axis = canonicalize_axis(axis, get_aval(ary).ndim, error=IndexError)   # JAX's class here
     n = get_aval(ary).shape[axis]
     if isinstance(indices_or_sections, (core.Tracer,)):
         from ..errors import ConcretizationTypeError
         raise ConcretizationTypeError(indices_or_sections, f"jnp.{name} needs static split points")
     if np.ndim(indices_or_sections) == 0:
-        sections = operator.index(indices_or_sections)
+        sections = _section_count(name, indices_or_sections)
         if sections <= 0:
-            raise ValueError("number sections must be larger than 0.")
+            # JAX divides by the count here: its class, with the message NumPy gives.
+            raise ZeroDivisionError(f"number sections must be larger than 0, got {sections} in jnp.{name}.")
         if even and n % sections:
-            raise ValueError("array split does not result in an equal division")
+            raise ValueError(f"array split does not result in an equal division: rest is {n % sections} "
+                             f"(axis of size {n} into {sections} sections). Use jnp.array_split for "
+                             "unequal parts.")
         size, extra = divmod(n, sections)
         points = np.cumsum([0] + [size + 1] * extra + [size] * (sections - extra))
     else:
@@ -431,6 +439,17 @@ def _split(name, ary, indices_or_sections, axis, even):
         hi_c = builtins.min(builtins.max(int(hi) + (n if hi < 0 else 0), 0), n)
         out.append(_take_slice(ary, lo_c, builtins.max(lo_c, hi_c), axis))
     return out
+
+
+def _section_count(name, sections):
+    """The number of sections: an int, or an integral float (JAX converts with int())."""
+    try:
+        return operator.index(sections)
+    except TypeError:
+        if isinstance(sections, (float, np.floating)) and float(sections).is_integer():
+            return int(sections)
+        raise TypeError(f"jnp.{name} indices_or_sections must be an integer or a sequence of split "
+                        f"points, got {sections!r}.") from None
 
 
 def split(ary, indices_or_sections, axis=0):
@@ -732,7 +751,7 @@ def apply_over_axes(func, a, axes):
 # ---------------------------------------------------------------- creation
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    dt = dtypes.canonicalize_dtype(dtype) if dtype is not None else None
+    dt = dtypes.check_user_dtype(dtype, "logspace") if dtype is not None else None
     computation = dt if dt is not None and dtypes.kind(dt) in "fc" else dtypes.default_float_dtype()
     lin = linspace(start, stop, num, endpoint=endpoint, dtype=computation, axis=axis)
     out = power(lax._convert_element_type(asarray_leaf(base), computation, False), lin)
@@ -741,7 +760,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     from . import log10, sign
-    dt = dtypes.canonicalize_dtype(dtype) if dtype is not None else None
+    dt = dtypes.check_user_dtype(dtype, "geomspace") if dtype is not None else None
     computation = dt if dt is not None and dtypes.kind(dt) in "fc" else dtypes.default_float_dtype()
     start = lax._convert_element_type(asarray_leaf(start), computation, False)
     stop = lax._convert_element_type(asarray_leaf(stop), computation, False)
@@ -814,8 +833,10 @@ ogrid = _IndexGrid(sparse=True)
 
 
 def tri(N, M=None, k=0, dtype=None):
-    M = N if M is None else M
-    dt = dtypes.canonicalize_dtype(dtype or dtypes.default_float_dtype())
+    N = concrete_dim(N, "N", "jnp.tri")
+    M = N if M is None else concrete_dim(M, "M", "jnp.tri")
+    k = operator.index(k)
+    dt = dtypes.default_float_dtype() if dtype is None else dtypes.check_user_dtype(dtype, "tri")
     rows = lax.broadcasted_iota(np.int32, (N, M), 0)
     cols = lax.broadcasted_iota(np.int32, (N, M), 1)
     return lax._convert_element_type(lax.ge(lax.add(rows, Array(np.asarray(k, np.int32))), cols), dt, False)
@@ -834,14 +855,14 @@ def _tri_mask(a, k, lower):
 
 
 def tril(m, k=0):
-    m = asarray_leaf(m)
+    m, k = asarray_leaf(m), operator.index(k)
     if get_aval(m).ndim < 2:
         raise ValueError("Argument to jax.numpy.tril must be at least 2D")
     return _tri_mask(m, k, True)
 
 
 def triu(m, k=0):
-    m = asarray_leaf(m)
+    m, k = asarray_leaf(m), operator.index(k)
     if get_aval(m).ndim < 2:
         raise ValueError("Argument to jax.numpy.triu must be at least 2D")
     return _tri_mask(m, k, False)
@@ -925,7 +946,7 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
 
 
 def indices(dimensions, dtype=None, sparse=False):
-    dt = dtypes.canonicalize_dtype(dtype or dtypes.default_int_dtype())
+    dt = dtypes.default_int_dtype() if dtype is None else dtypes.check_user_dtype(dtype, "indices")
     dimensions = tuple(dimensions)
     nd = len(dimensions)
     out = []
@@ -1013,7 +1034,7 @@ def mask_indices(n, mask_func, k=0, *, size=None):
 def fromfunction(function, shape, *, dtype=float, **kwargs):
     from .. import vmap
     shape = _shape(shape)
-    dt = dtypes.canonicalize_dtype(dtype)
+    dt = dtypes.check_user_dtype(dtype, "fromfunction")
     fn = function
     for i in range(len(shape) - 1, -1, -1):
         fn = vmap(fn, in_axes=tuple(None if j != i else 0 for j in range(len(shape))))

@@ -114,7 +114,14 @@ def _sort_axis(a, axis):
     return a, canonicalize_axis(axis, get_aval(a).ndim)
 
 
+def _refuse_kind(kind, name):
+    if kind is not None:
+        raise TypeError(f"'kind' argument to {name} is not supported (got kind={kind!r}). Use stable=True "
+                        "or stable=False to specify sort stability.")
+
+
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    _refuse_kind(kind, "sort")
     if order is not None:
         raise ValueError("'order' argument to sort is not supported.")
     a, dim = _sort_axis(a, axis)
@@ -126,10 +133,11 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
 
 
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
+    _refuse_kind(kind, "argsort")
     if order is not None:
         raise ValueError("'order' argument to argsort is not supported.")
     a, dim = _sort_axis(a, axis)
-    index_dtype = dtypes.canonicalize_dtype(dtype or _INT)
+    index_dtype = _INT if dtype is None else dtypes.check_user_dtype(dtype, "argsort")
 
     def _argsort(v):
         iota = _iota(get_aval(v).shape, dim, index_dtype)
@@ -275,10 +283,16 @@ def _fill_tail(x, count, fill):
 
 def _operator_size(size, name):
     try:
-        return operator.index(size)
+        size = operator.index(size)
     except TypeError:
+        if not isinstance(size, core.Tracer):
+            raise TypeError(f"The size argument of jnp.{name} must be an integer, got {size!r}.") from None
         raise ConcretizationTypeError(size, f"The size argument of jnp.{name} must be statically "
                                             f"specified to use jnp.{name} within JAX transformations.")
+    if size < 0:
+        raise TypeError(f"The size argument of jnp.{name} must be nonnegative, got {size}: the result's "
+                        "shape must have every element be nonnegative.")
+    return size
 
 
 def nonzero(a, *, size=None, fill_value=None):

@@ -22,13 +22,42 @@ def asarray_leaf(x):
         return x
     if type(x) in (int, float, complex):
         return Array(np.asarray(x, dtype=dtypes.python_scalar_dtype(x)), True)
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple)) or x is None:
         # As JAX: jnp functions take arrays and scalars; only jnp.array/asarray read sequences.
         raise list_argument_error(x)
+    if _is_typed_key(x):
+        raise TypeError(f"Value {x!r} with dtype {x.dtype} is not a valid JAX array type here: "
+                        "numeric functions do not take typed PRNG keys. Pass the key to "
+                        "jax.random functions, or use jax.random.key_data(key) for its uint32 data.")
     v = np.asarray(x)
-    if v.dtype == object:
-        raise TypeError(f"Value {x!r} with dtype object is not a valid JAX array type.")
+    if not dtypes.is_jax_dtype(v.dtype):
+        raise invalid_value_error(x, v.dtype)
     return Array(v.astype(dtypes.canonicalize_dtype(v.dtype), copy=False), False)
+
+
+def _is_typed_key(x):
+    from .._prng import PRNGKeyArray
+    return isinstance(x, PRNGKeyArray)
+
+
+def invalid_value_error(x, dtype):
+    """JAX's TypeError for a value whose dtype JAX has no arrays of (str, object, ...)."""
+    return TypeError(f"Value {x!r} with dtype {dtype} is not a valid JAX array type. Only arrays of "
+                     "numeric types are supported by JAX: pass numbers, booleans or numeric arrays.")
+
+
+def concrete_dim(x, arg, fun):
+    """A size argument (``N`` of jnp.eye, ``num_classes`` of one_hot, ...) as a Python int,
+    with JAX's TypeError for a float, a string or a traced value."""
+    import operator
+    try:
+        return operator.index(x)
+    except TypeError:
+        traced = isinstance(x, core.Tracer)
+        fix = ("it is traced: mark it static (static_argnums) under jit" if traced
+               else "pass a Python int")
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got ({x!r},). "
+                        f"argument '{arg}' of {fun}(): {fix}.") from None
 
 
 def check_arraylike(fn_name, *args):
@@ -101,6 +130,8 @@ def promote_dtypes(*args):
     for a in args:
         if isinstance(a, (list, tuple)):
             raise list_argument_error(a)
+    # Strings and other non-numbers are refused here, before numpy reads 'a' as a dtype code.
+    args = [a if type(a) in (int, float, complex, bool) else asarray_leaf(a) for a in args]
     dt, weak = dtypes.promote(*(dtypes.dtype_and_weak(a) for a in args))
     out = []
     for a in args:
@@ -153,18 +184,32 @@ def promote_dtypes_inexact(*args):
     return promote_dtypes(*args)
 
 
-def canonicalize_axis(axis, ndim, name="axis"):
+def canonicalize_axis(axis, ndim, name="axis", error=ValueError):
+    """``axis`` as an index in [0, ndim). Out of range it raises ``error``: JAX's ValueError,
+    or the IndexError the few functions that index the shape first (argmax, ...) raise."""
+    axis = _axis_index(axis, name)
     if not -ndim <= axis < max(ndim, 1):
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+        raise error(f"{name} {axis} is out of bounds for array of dimension {ndim}")
     return axis % max(ndim, 1) if ndim else 0
+
+
+def _axis_index(axis, name):
+    import operator
+    try:
+        return operator.index(axis)
+    except TypeError as err:
+        if isinstance(axis, core.Tracer):
+            raise
+        raise TypeError(f"{name} must be an integer (or a tuple of integers where several are "
+                        f"allowed), got {axis!r} of type {type(axis).__name__}.") from err
 
 
 def reduction_axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (tuple, list)):
-        axes = tuple(canonicalize_axis(int(a), ndim) for a in axis)
+        axes = tuple(canonicalize_axis(a, ndim) for a in axis)
         if len(set(axes)) != len(axes):
             raise ValueError(f"duplicate value in 'axis': {axis}")
         return axes
-    return (canonicalize_axis(int(axis), ndim),)
+    return (canonicalize_axis(axis, ndim),)

@@ -191,7 +191,10 @@ def _slogdet(a):
     is_zero = jnp.any(diag == 0, axis=-1)
     if dtypes.kind(dt) == "c":
         abs_diag = _abs(diag)
-        sign = jnp.prod(diag / abs_diag.astype(dt), axis=-1)
+        # A zero pivot's phase is 0/0, masked below; dividing by 1 there instead keeps complex
+        # division by zero out of the compiled program.
+        safe_abs = jnp.where(abs_diag == 0, jnp.ones_like(abs_diag), abs_diag)
+        sign = jnp.prod(diag / safe_abs.astype(dt), axis=-1)
     else:
         abs_diag = _abs(diag)
         sign = jnp.prod(jnp.sign(diag), axis=-1)
@@ -235,27 +238,67 @@ def _det_3x3(a):
 
 @custom_jvp
 def _det(a):
-    n = get_aval(a).shape[-1]
-    if n == 2:
-        return _det_2x2(a)
-    if n == 3:
-        return _det_3x3(a)
     sign, logdet = _slogdet(a)
     return sign * jnp.exp(logdet).astype(get_aval(sign).dtype)
 
 
+def _cofactor_solve(a, b):
+    """(det(a), adj(a) @ b): det(a) * solve(a, b) that stays finite where a is singular, as in
+    JAX.  From a = P^T L U: adj(a) b = det(a) U^-1 L^-1 P b.  Replacing U's last pivot by
+    1 / (the product of the others, signed) makes the last row of the solve carry that
+    product instead of dividing by a zero pivot, and every other row is scaled by det(a), 0
+    for a rank n-1 matrix.  When the rank is lower (or the zero pivot is not the last) the
+    modified U is still singular, and the result is 0: the adjugate of such a matrix."""
+    n = get_aval(a).shape[-1]
+    if n == 1:
+        return a[..., 0, 0], b
+    lu_, pivots, permutation = lax_linalg.lu(a)
+    dt = get_aval(a).dtype
+    diag = lax_linalg._diagonal(lu_)
+    p_aval = get_aval(pivots)
+    swaps = jnp.sum(pivots != lax.broadcasted_iota(_np.int32, p_aval.shape, p_aval.ndim - 1), axis=-1)
+    sign = (1 - 2 * (swaps % 2)).astype(dt)
+    det_but_last = jnp.prod(diag[..., :-1], axis=-1) * sign
+    det_a = det_but_last * diag[..., -1]
+    last_pivot = _np.zeros((n, n), bool)
+    last_pivot[-1, -1] = True
+    # 1/0 is inf (the low-rank test below then zeroes the result), written without dividing
+    # by zero so complex programs on the Numba backend do not raise ZeroDivisionError.
+    singular = det_but_last == 0
+    recip = jnp.where(singular, jnp.full_like(det_but_last, _np.inf),
+                      1 / jnp.where(singular, jnp.ones_like(det_but_last), det_but_last))
+    lu_ = jnp.where(last_pivot, recip[..., None, None], lu_)
+    ones = jnp.ones(get_aval(lu_).shape[:-1] + (1,), dt)
+    probe = lax_linalg.triangular_solve(lu_, ones, left_side=True, lower=False)
+    low_rank = jnp.any(jnp.isnan(probe) | jnp.isinf(probe), axis=(-2, -1))[..., None, None]
+    x = jnp.where(low_rank, jnp.zeros_like(b), b)
+    x = lax_linalg._matmul(lax_linalg._permutation_matrix(permutation, dt), x)
+    x = lax_linalg.triangular_solve(lu_, x, left_side=True, lower=True, unit_diagonal=True)
+    row_scale = jnp.where(jnp.arange(n) == n - 1, jnp.ones((), dt), det_a[..., None])
+    x = lax_linalg.triangular_solve(lu_, x * row_scale[..., :, None], left_side=True, lower=False)
+    return det_a, jnp.where(low_rank, jnp.zeros_like(x), x)
+
+
 @_det.defjvp
 def _det_jvp(primals, tangents):
-    # d det(A) = det(A) tr(A^-1 dA) (JAX solves with cofactors so singular A also works).
+    # d det(A) = tr(adj(A) dA), through the cofactor solve so a singular A has its finite
+    # derivative (JAX's rule).  The primal is det(A) as det computes it (JAX returns the
+    # product of U's diagonal here, which can differ from det(A) in the last bit).
     a, = primals
     g, = tangents
-    y = _det(a)
-    return y, y * _trace_last2(_solve_matrix(a, g))
+    _, z = _cofactor_solve(a, g)
+    return _det(a), _trace_last2(z)
 
 
 def det(a):
     a = _one(a)
     _check_square("det", a)
+    n = get_aval(a).shape[-1]
+    # 2x2 and 3x3 by their closed forms, differentiated as they are (as in JAX).
+    if n == 2:
+        return _det_2x2(a)
+    if n == 3:
+        return _det_3x3(a)
     return _det(a)
 
 
@@ -351,8 +394,8 @@ def _abs_sq_sum(x, axis, keepdims):
 def _vector_norm(x, ord, axis, keepdims):
     if ord is None or ord == 2:
         return jnp.sqrt(_abs_sq_sum(x, axis, keepdims))
-    if ord == _np.inf:
-        return jnp.max(_abs(x), axis=axis, keepdims=keepdims)
+    if ord == _np.inf:   # JAX's max norms start from 0: an empty operand's norm is 0
+        return jnp.max(_abs(x), axis=axis, keepdims=keepdims, initial=0)
     if ord == -_np.inf:
         return jnp.min(_abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
@@ -377,12 +420,14 @@ def _matrix_norm(x, ord, axes, keepdims):
         sum_axis, red_axis = (row, col) if ord in (1, -1) else (col, row)
         sums = jnp.sum(_abs(x), axis=sum_axis, keepdims=keepdims)
         red_axis = red_axis if keepdims or red_axis < sum_axis else red_axis - 1
-        red = jnp.max if ord in (1, _np.inf) else jnp.min
-        return red(sums, axis=red_axis, keepdims=keepdims)
+        if ord in (1, _np.inf):
+            return jnp.max(sums, axis=red_axis, keepdims=keepdims, initial=0)
+        return jnp.min(sums, axis=red_axis, keepdims=keepdims)
     if ord in (2, -2, "nuc"):
         y = jnp.moveaxis(x, (row, col), (-2, -1))
         s = svd(y, compute_uv=False)
-        out = jnp.max(s, axis=-1) if ord == 2 else jnp.min(s, axis=-1) if ord == -2 else jnp.sum(s, axis=-1)
+        out = (jnp.max(s, axis=-1, initial=0) if ord == 2 else jnp.min(s, axis=-1) if ord == -2
+               else jnp.sum(s, axis=-1))
         if keepdims:
             out = jnp.expand_dims(out, tuple(sorted((row, col))))
         return out
@@ -421,15 +466,24 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 def cond(x, p=None):
     x = _one(x)
-    _check_matrix("cond", x)
+    shape = get_aval(x).shape
+    if len(shape) < 2:
+        raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got x.shape={shape}. "
+                         "Pass a matrix or a stack of matrices.")
+    if shape[-1] == 0 or shape[-2] == 0:
+        raise ValueError(f"jnp.linalg.cond: input array must not be empty; got x.shape={shape}; "
+                         "a condition number needs at least one singular value.")
     if p in (None, 2):
+        # As in JAX: the plain ratio, so the zero matrix gives 0/0 = NaN (no NaN-to-inf below).
         s = svd(x, compute_uv=False)
-        r = s[..., 0] / s[..., -1]
-    elif p == -2:
+        return s[..., 0] / s[..., -1]
+    if p == -2:
         s = svd(x, compute_uv=False)
         r = s[..., -1] / s[..., 0]
     else:
-        _check_square("cond", x)
+        if shape[-1] != shape[-2]:
+            raise ValueError(f"jnp.linalg.cond: for p={p!r}, array must be square; got x.shape={shape}. "
+                             "Use p=None, 2 or -2 for a non-square matrix.")
         r = norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
     # Singular matrices (NaN from 0/0 or inf*0) have infinite condition number.
     return jnp.where(jnp.isnan(r) & ~jnp.any(jnp.isnan(x), axis=(-2, -1)), jnp.inf, r)
@@ -451,18 +505,26 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
         b = b[:, None]
     m, n = sa
     dt = get_aval(a).dtype
-    eps = _np.finfo(dt).eps
-    rcond = eps * max(n, m) if rcond is None else jnp.where(jnp.asarray(rcond) < 0, eps, rcond)
-    u, s, vt = svd(a, full_matrices=False)
-    mask = s >= jnp.asarray(rcond, dtype=get_aval(s).dtype) * s[0]
-    rank = jnp.sum(mask).astype(_np.int32)
-    safe_s = jnp.where(mask, s, 1).astype(dt)
-    s_inv = jnp.where(mask, 1 / safe_s, 0)[:, None]
-    uTb = jnp.matmul(_H(u), b)
-    x = jnp.matmul(_H(vt), s_inv * uTb)
-    resid = norm(b - jnp.matmul(a, x), axis=0) ** 2
-    if numpy_resid and (int(_np.asarray(rank)) < n or m <= n):
-        resid = jnp.zeros((0,), get_aval(s).dtype)
+    if m == 0 or n == 0:
+        # No singular values: the minimum-norm solution is zero and the rank 0.
+        s = jnp.zeros((0,), dt)
+        rank = jnp.sum(jnp.zeros((0,), bool))
+        x = jnp.zeros((n,) + get_aval(b).shape[1:], dt)
+    else:
+        eps = _np.finfo(dt).eps
+        rcond = eps * max(n, m) if rcond is None else jnp.where(jnp.asarray(rcond) < 0, eps, rcond)
+        u, s, vt = svd(a, full_matrices=False)
+        # Zero singular values never count (the zero matrix has rank 0, not min(m, n)).
+        mask = (s > 0) & (s >= jnp.asarray(rcond, dtype=get_aval(s).dtype) * s[0])
+        rank = jnp.sum(mask)
+        safe_s = jnp.where(mask, s, 1).astype(dt)
+        s_inv = jnp.where(mask, 1 / safe_s, 0)[:, None]
+        uTb = jnp.matmul(_H(u), b)
+        x = jnp.matmul(_H(vt), s_inv * uTb)
+    if numpy_resid and (rank < n or m <= n):     # a traced rank raises, as in JAX
+        resid = jnp.asarray([])
+    else:
+        resid = norm(b - jnp.matmul(a, x), axis=0) ** 2
     if b_1d:
         x = jnp.ravel(x)
     return x, resid, rank, s

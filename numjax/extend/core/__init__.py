@@ -106,7 +106,7 @@ class OpaqueTraceState:
 
 def get_opaque_trace_state(convention=None):
     # The innermost transformation is the last one pushed (jit's staging included).
-    return OpaqueTraceState(_core.trace_stack[-1])
+    return OpaqueTraceState(_core.current_trace_stack()[-1])
 
 
 def __getattr__(name):
