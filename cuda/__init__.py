@@ -1,9 +1,14 @@
-"""numjax.cuda -- the CUDA backend of numjax.  NOT IMPLEMENTED YET.
+"""numjax.cuda -- the CUDA backend of numjax (first phase: issue 12).
 
-This is only a package skeleton; the CUDA backend is a later issue.  Nothing
-here compiles or runs anything on a GPU, and nothing pretends to:
-:func:`is_available` returns ``False`` unconditionally, whatever hardware or
-CUDA packages the machine has.  numjax computes on the CPU through Numba.
+``devices.py`` finds the GPUs through the CUDA driver (standard library only, so ``import
+numjax`` never imports numba-cuda or cuda-python); ``kernels.py`` writes a fused region of
+the backend-neutral plan (``numjax.lowering.fusion``) as numba-cuda kernel source
+(grid-stride elementwise kernels, block tree reductions), ``nodes.py`` data movement and
+dot_general, ``device_math.py`` the math they call; ``backend.py`` compiles and runs them.
+``numjax.dispatch`` alone chooses this backend: by default when a CUDA GPU is present, or
+when asked for by name (``NUMJAX_PLATFORMS=cuda``; with ``NUMBA_ENABLE_CUDASIM=1`` that runs
+the kernels on numba-cuda's simulator).  A program with anything it does not lower yet
+(gathers, control flow, sorting, ...) runs whole on the CPU backend.
 
 This directory is installed as ``numjax.cuda`` (``setup.cfg``: ``package_dir``
 maps ``numjax.cuda = cuda``).  It is not meant to be imported as ``cuda``;
@@ -84,5 +89,7 @@ else:
     __all__ = ["is_available"]
 
     def is_available() -> bool:
-        """Whether numjax can run on CUDA.  Always ``False``: not implemented yet."""
-        return False
+        """Whether a real CUDA GPU is usable (numba-cuda installed and the driver reports a
+        device).  The simulator does not count.  Imports neither numba-cuda nor cuda-python."""
+        from . import devices
+        return bool(devices.gpu_devices())

@@ -5,8 +5,13 @@ Each is numpy code calling compiled C (BLAS for the matmuls, numpy's sorts, scip
 the factorizations), so a driver program reaches no Numba at all."""
 import numpy as np
 
-from numjax.lax.convolution import conv_numpy  # noqa: F401  (convolutions: im2col + BLAS)
-from numjax.lax.windowed_reductions import reduce_window_numpy  # noqa: F401
+from numjax._fp_quiet import quiet, quietly  # noqa: F401  (numpy arithmetic: no FP warnings, as XLA)
+from numjax.lax.convolution import conv_numpy as _conv_numpy
+from numjax.lax.windowed_reductions import reduce_window_numpy as _reduce_window_numpy
+
+# convolutions (im2col + BLAS) and window reductions: the eager code, inf * 0 and overflow silent
+conv_numpy = quietly(_conv_numpy)
+reduce_window_numpy = quietly(_reduce_window_numpy)
 # The factorizations: LAPACK through scipy, the very functions eager evaluation runs (the
 # layouts and workspace sizes of Numba's np.linalg), so all three give the same bits.
 from numjax.lax.linalg_lapack import cholesky, eigh, qr, svd  # noqa: F401
@@ -21,10 +26,12 @@ def as3(x, perm, b, m, k):
     return np.ascontiguousarray(np.transpose(x, perm)).reshape((b, m, k))
 
 
+@quietly
 def batched_matmul_blas(a, b, zero):
     return np.matmul(a, b)
 
 
+@quietly
 def batched_matmul_loop(a, b, zero):
     # Integer matmul wraps like XLA's; bool accumulates as or-of-ands.
     if a.dtype == np.bool_:

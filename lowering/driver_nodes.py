@@ -80,10 +80,11 @@ def _top_k(gen, eqn):
 # One kernel per (kind, direction, dtype) over the operand viewed as (outer, n, inner), the
 # scanned axis in the middle: no transposes, and the inner loop is contiguous (scanning the
 # last axis, the running value is carried in a register).  The combine steps are those of
-# kernels.cumulative_last (NaN propagates through max/min; on a tie the newer element wins).
+# kernels.cumulative_last (NaN propagates through max/min, +0 beats -0 in max and -0 beats +0
+# in min, as XLA's max and min: the scalar helpers sh.fmax/sh.fmin).
 
 _COMBINE = {rd.cumsum_p: "a + v", rd.cumprod_p: "a * v",
-            rd.cummax_p: "a if (a > v or a != a) else v", rd.cummin_p: "a if (a < v or a != a) else v"}
+            rd.cummax_p: "sh.fmax(a, v)", rd.cummin_p: "sh.fmin(a, v)"}
 
 _CUM_SOURCE = """\
 def KERNEL(d0, d1, d2, x):
@@ -134,6 +135,15 @@ def _cumulative(gen, eqn):
     return lines + _assign(gen, eqn.outvars, bufs)
 
 
+# ---------------------------------------------------------------- dot_general
+
+def _dot_general(gen, eqn):
+    """The Numba backend's rule (``nodes.py``: BLAS through numpy, the same code here), with
+    numpy's floating-point warnings off: ``inf * 0`` in a product is NaN silently, as in XLA."""
+    from .nodes import _dot_general as numpy_rule
+    return ["with kn.quiet():"] + ["    " + line for line in numpy_rule(gen, eqn)]
+
+
 # ---------------------------------------------------------------- fft
 
 _FFT_CALLS = {0: "np.fft.fftn", 1: "np.fft.ifftn", 2: "np.fft.rfftn", 3: "np.fft.irfftn"}
@@ -148,7 +158,8 @@ def _fft(gen, eqn):
     if not k:
         return [f"{gen.name(out)} = {gen.name(x)}.copy()"]
     size = f", s={lengths}" if kind in (2, 3) else ""
-    return [f"{gen.name(out)} = np.ascontiguousarray({_FFT_CALLS[kind]}({gen.name(x)}{size}, "
+    return ["with kn.quiet():",     # inf inputs: NaN outputs without numpy's warnings, as XLA
+            f"    {gen.name(out)} = np.ascontiguousarray({_FFT_CALLS[kind]}({gen.name(x)}{size}, "
             f"axes={tuple(range(nd - k, nd))}), dtype={_np_type(out.aval.dtype)})"]
 
 
@@ -405,6 +416,7 @@ def _host_callback(gen, eqn):
 
 
 DRIVER_RULES = {
+    la.dot_general_p: _dot_general,
     sorting.sort_p: _sort, sorting.top_k_p: _top_k,
     rd.cumsum_p: _cumulative, rd.cumprod_p: _cumulative, rd.cummax_p: _cumulative,
     rd.cummin_p: _cumulative, fft_p: _fft,

@@ -3,6 +3,8 @@
 They live in a real module with ``cache=True`` so every program and process
 reuses one compiled copy per type signature.
 """
+import math
+
 import numba
 import numpy as np
 
@@ -58,9 +60,9 @@ def cumulative_last(x, kind, reverse):
                 elif kind == 1:
                     v = prev * v
                 elif kind == 2:
-                    v = prev if (prev > v or prev != prev) else v
+                    v = prev if (prev > v or prev != prev or (prev == v and math.copysign(1.0, v) < 0)) else v
                 else:
-                    v = prev if (prev < v or prev != prev) else v
+                    v = prev if (prev < v or prev != prev or (prev == v and math.copysign(1.0, prev) < 0)) else v
             out[r, j] = v
     return out
 
@@ -74,8 +76,12 @@ _vm.ensure_jitted()   # the loops below call its Numba dispatchers
 
 XLA_F32_UNARY = {name: code for code, name in enumerate(
     ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "erf", "erf_inv",
-     "atan"))}
+     "atan", "asinh"))}
 XLA_F32_BINARY = {"pow": 0, "atan2": 1}
+# float64: the functions the compiled code takes from vmath (the rest call libm, as numpy does).
+XLA_F64_UNARY = {name: code for code, name in enumerate(
+    ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "erf", "erf_inv"))}
+XLA_F64_BINARY = {"pow": 0}
 
 
 @_njit
@@ -115,9 +121,57 @@ def _unary_f32_flat(x, op):
     elif op == 10:
         for i in range(n):
             out[i] = _vm.erf_inv_f32(x[i])
-    else:
+    elif op == 11:
         for i in range(n):
             out[i] = _vm.atan_f32(x[i])
+    else:   # libm's asinhf, which the compiled code calls (numpy has its own)
+        for i in range(n):
+            out[i] = np.arcsinh(x[i])
+    return out
+
+
+@_njit
+def _unary_f64_flat(x, op):
+    out = np.empty_like(x)
+    n = x.size
+    if op == 0:
+        for i in range(n):
+            out[i] = _vm.exp_f64(x[i])
+    elif op == 1:
+        for i in range(n):
+            out[i] = _vm.log_f64(x[i])
+    elif op == 2:
+        for i in range(n):
+            out[i] = _vm.log1p_f64(x[i])
+    elif op == 3:
+        for i in range(n):
+            out[i] = _vm.expm1_f64(x[i])
+    elif op == 4:
+        for i in range(n):
+            out[i] = _vm.tanh_f64(x[i])
+    elif op == 5:
+        for i in range(n):
+            out[i] = _vm.logistic_f64(x[i])
+    elif op == 6:
+        for i in range(n):
+            out[i] = _vm.sin_f64(x[i])
+    elif op == 7:
+        for i in range(n):
+            out[i] = _vm.cos_f64(x[i])
+    elif op == 8:
+        for i in range(n):
+            out[i] = _vm.erf_f64(x[i])
+    else:
+        for i in range(n):
+            out[i] = _vm.erf_inv_f64(x[i])
+    return out
+
+
+@_njit
+def _binary_f64_flat(x, y, op):
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = _vm.pow_f64(x[i], y[i])
     return out
 
 
@@ -142,6 +196,78 @@ def xla_f32(name, *args):
     x, y = np.broadcast_arrays(*args)
     flat = [np.ascontiguousarray(a).reshape(-1) for a in (x, y)]
     return _binary_f32_flat(flat[0], flat[1], XLA_F32_BINARY[name]).reshape(x.shape)
+
+
+def _libm_intrinsic(c_name, nb_type):
+    """A call of libm's ``c_name`` (one argument of ``nb_type``): the symbol the compiled code
+    calls, where numpy and Numba have implementations of their own."""
+    from llvmlite import ir
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def call(typingctx, x):
+        if x != nb_type:
+            return None
+
+        def codegen(context, builder, signature, args):
+            ty = context.get_value_type(nb_type)
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ty, [ty]), c_name)
+            return builder.call(fn, args)
+        return nb_type(nb_type), codegen
+    return call
+
+
+_cbrtf = _libm_intrinsic("cbrtf", numba.float32)
+_cbrt, _tan, _atan, _asinh = (_libm_intrinsic(n, numba.float64) for n in ("cbrt", "tan", "atan", "asinh"))
+LIBM_F32_UNARY = {"cbrt": 0}
+LIBM_F64_UNARY = {"cbrt": 0, "tan": 1, "atan": 2, "asinh": 3}
+
+
+@_njit
+def _libm_f32_flat(x, op):
+    out = np.empty_like(x)
+    for i in range(x.size):
+        out[i] = _cbrtf(x[i])
+    return out
+
+
+@_njit
+def _libm_f64_flat(x, op):
+    out = np.empty_like(x)
+    n = x.size
+    if op == 0:
+        for i in range(n):
+            out[i] = _cbrt(x[i])
+    elif op == 1:
+        for i in range(n):
+            out[i] = _tan(x[i])
+    elif op == 2:
+        for i in range(n):
+            out[i] = _atan(x[i])
+    else:
+        for i in range(n):
+            out[i] = _asinh(x[i])
+    return out
+
+
+def libm(name, x):
+    """libm's float32/float64 ``name`` of a numpy array, as the compiled code calls it."""
+    x = np.asarray(x)
+    flat = np.ascontiguousarray(x.reshape(-1))
+    if x.dtype == np.float32:
+        return _libm_f32_flat(flat, LIBM_F32_UNARY[name]).reshape(x.shape)
+    return _libm_f64_flat(flat, LIBM_F64_UNARY[name]).reshape(x.shape)
+
+
+def xla_f64(name, *args):
+    """float64 ``name`` (one of XLA_F64_UNARY/BINARY) as the compiled code computes it."""
+    if len(args) == 1:
+        x = np.asarray(args[0])
+        return _unary_f64_flat(np.ascontiguousarray(x.reshape(-1)), XLA_F64_UNARY[name]).reshape(x.shape)
+    x, y = np.broadcast_arrays(*args)
+    flat = [np.ascontiguousarray(a).reshape(-1) for a in (x, y)]
+    return _binary_f64_flat(flat[0], flat[1], XLA_F64_BINARY[name]).reshape(x.shape)
 
 
 @_njit

@@ -21,7 +21,7 @@ the surrounding loops: a jitted bfloat16 chain is one loop with no per-element P
 """
 import numpy as np
 
-from numjax import core
+from numjax import core, dtypes
 from numjax.errors import NoLoweringError
 from numjax.interpreters import partial_eval as pe
 from numjax.jaxpr import ClosedJaxpr, Jaxpr, Literal, sub_jaxprs
@@ -53,12 +53,16 @@ def _widen_params(params):
 # ---------------------------------------------------------------- finding narrow values
 
 def uses_low_precision(jaxpr):
-    """Whether any value of ``jaxpr`` (a Jaxpr, nested jaxprs included) has a narrow type."""
+    """Whether ``jaxpr`` (a Jaxpr, nested jaxprs included) needs this rewrite: a value of a
+    narrow type, or a bitcast between types of different widths (which no backend compiles:
+    the rewrite gives it as shifts and masks, ``_resizing_bitcast``)."""
     for v in list(jaxpr.invars) + list(jaxpr.constvars) + list(jaxpr.outvars):
         if _narrow_dtype(v.aval.dtype):
             return True
     for eqn in jaxpr.eqns:
         if any(_narrow_dtype(v.aval.dtype) for v in list(eqn.invars) + list(eqn.outvars)):
+            return True
+        if eqn.primitive is ew.bitcast_convert_type_p and _resizes(eqn.invars[0].aval.dtype, eqn.params):
             return True
         if _widen_params(eqn.params) is not None:
             return True
@@ -122,6 +126,8 @@ def _rewrite_eqn(eqn, ins, in_avals):
     if prim.name in lp.HIGHER_ORDER_PRIMITIVE_NAMES:
         new_params = {k: _rewrite_jaxpr_param(v) for k, v in params.items()}
         return prim.bind(*ins, **new_params)
+    if prim is ew.bitcast_convert_type_p and _resizes(in_avals[0].dtype, params):
+        return [_resizing_bitcast(ins[0], in_avals[0], np.dtype(params["new_dtype"]))]
     low_in = [_narrow_dtype(a.dtype) for a in in_avals]
     low_out = [_narrow_dtype(a.dtype) for a in out_avals]
     wide_params = _widen_params(params)
@@ -130,15 +136,26 @@ def _rewrite_eqn(eqn, ins, in_avals):
     if prim is ew.bitcast_convert_type_p:
         return _bitcast(ins[0], in_avals[0], params)
     if not lp.computes(prim):
-        return _bind(prim, _widen_indices(prim, ins, in_avals), params)
+        return _bind(prim, _widen_indices(prim, ins, in_avals), _storage_fill(params, in_avals[0].dtype))
     expansion = lp.expansion_for(prim, [a.dtype for a in in_avals], params)
     if expansion is not None:
         # Traced with the original types, then rewritten like the rest: each step rounds.
         expanded = pe.trace_to_jaxpr(lambda *xs: [expansion(*xs, **params)], in_avals)
         return _interpret(expanded.jaxpr, [storage_value(c) for c in expanded.consts], ins)
     wide_ins = [widen(x, a.dtype) if low else x for x, a, low in zip(ins, in_avals, low_in)]
-    outs = _bind(prim, wide_ins, wide_params or params)
+    outs = _bind(prim, wide_ins, _widen_combiner(wide_params or params))
     return [_store(prim, o, a.dtype) if low else o for o, a, low in zip(outs, out_avals, low_out)]
+
+
+def _widen_combiner(params):
+    """A scatter's combining jaxpr (max, add, ... of two narrow scalars) in the compute type,
+    as its operands now are."""
+    jx = params.get("update_jaxpr")
+    if isinstance(jx, Jaxpr) and len(jx.eqns) == 1 and _narrow_dtype(jx.invars[0].aval.dtype):
+        from numjax.lax.indexing import _combiner_jaxpr
+        wide = compute_dtype(jx.invars[0].aval.dtype)
+        return {**params, "update_jaxpr": _combiner_jaxpr(jx.eqns[0].primitive, wide)}
+    return params
 
 
 def _store(prim, x, dtype):
@@ -146,6 +163,14 @@ def _store(prim, x, dtype):
     if dtype in lp.HALF_ROUTED and prim is not ew.convert_element_type_p:
         x = widen(narrow(x, _F16), _F16)
     return narrow(x, dtype)
+
+
+def _storage_fill(params, dtype):
+    """A gather's fill value (NaN for a float16 operand) as the bits the operand is stored as."""
+    fill = params.get("fill_value")
+    if fill is None or dtype not in STORAGE_DTYPES:
+        return params
+    return {**params, "fill_value": np.asarray(fill, dtype).view(STORAGE_DTYPES[dtype])[()]}
 
 
 def _widen_indices(prim, ins, in_avals):
@@ -174,6 +199,50 @@ def _bitcast(x, aval, params):
     return [ew.bitcast_convert_type_p.bind(x, **{**params, "new_dtype": dst})]
 
 
+def _resizes(dtype, params):
+    return dtypes.itemsize_bits(dtype) != dtypes.itemsize_bits(params["new_dtype"])
+
+
+def _as_bits(x, dtype, word):
+    """``x`` (a ``dtype`` value in storage form) as the unsigned integer of its bits, widened to
+    ``word``, the unsigned type the shifts work in."""
+    stored = STORAGE_DTYPES.get(dtype, dtype)
+    unsigned = np.dtype(f"uint{8 * stored.itemsize}")
+    if stored != unsigned:
+        x = ew.bitcast_convert_type_p.bind(x, new_dtype=unsigned)
+    return ew.convert_element_type_p.bind(x, new_dtype=word, weak_type=False, sharding=None)
+
+
+def _from_bits(word, dtype):
+    """Bits held in an unsigned word back to ``dtype``'s storage form."""
+    stored = STORAGE_DTYPES.get(dtype, dtype)
+    unsigned = np.dtype(f"uint{8 * stored.itemsize}")
+    x = ew.convert_element_type_p.bind(word, new_dtype=unsigned, weak_type=False, sharding=None)
+    return x if stored == unsigned else ew.bitcast_convert_type_p.bind(x, new_dtype=stored)
+
+
+def _resizing_bitcast(x, aval, new):
+    """A bitcast between widths, as XLA's: little-endian, lowest bits first.  Narrowing splits
+    each word into a new trailing axis of parts (shift, mask); widening ORs a trailing axis of
+    parts into words (as a sum: the shifted parts share no bits).  Sub-byte types, stored one
+    per byte, pack the same way."""
+    from numjax.lax.reductions import reduce_sum_p
+    from numjax.lax.shape import broadcast_in_dim, broadcasted_iota
+    old_bits, new_bits = dtypes.itemsize_bits(aval.dtype), dtypes.itemsize_bits(new)
+    word = np.dtype(np.uint64 if max(old_bits, new_bits) > 32 else np.uint32)
+    bits = _as_bits(x, aval.dtype, word)
+    shape = aval.shape
+    if old_bits > new_bits:
+        out_shape = (*shape, old_bits // new_bits)
+        bits = broadcast_in_dim(bits, out_shape, tuple(range(len(shape))))
+        shifts = ew.mul_p.bind(broadcasted_iota(word, out_shape, len(shape)), word.type(new_bits))
+        parts = ew.and_p.bind(ew.shift_right_logical_p.bind(bits, shifts), word.type((1 << new_bits) - 1))
+        return _from_bits(parts, new)
+    shifts = ew.mul_p.bind(broadcasted_iota(word, shape, len(shape) - 1), word.type(old_bits))
+    words = reduce_sum_p.bind(ew.shift_left_p.bind(bits, shifts), axes=(len(shape) - 1,), out_sharding=None)
+    return _from_bits(words, new)
+
+
 def _rewrite_jaxpr_param(v):
     if isinstance(v, ClosedJaxpr):
         return to_storage_form(v) if uses_low_precision(v.jaxpr) else v
@@ -199,6 +268,9 @@ class StorageExecutable:
         self.inner = inner
         self.source = getattr(inner, "source", "")
         self._out_dtypes = [a.dtype if a.dtype in STORAGE_DTYPES else None for a in closed.out_avals]
+        # Weak types come from the original program: the rewrite's retrace stores literals as
+        # plain (strong) numpy values, so its own output avals may have lost them.
+        self._out_weak = [a.weak_type for a in closed.out_avals]
 
     def ensure_compiled(self):
         return self.inner.ensure_compiled()
@@ -208,5 +280,5 @@ class StorageExecutable:
 
     def call_arrays(self, vals):
         outs = self.inner.call_arrays([storage_value(v) for v in vals])
-        return [o if dt is None else type(o)(o._value.view(dt), o.weak_type)
-                for o, dt in zip(outs, self._out_dtypes)]
+        return [type(o)(o._value if dt is None else o._value.view(dt), weak)
+                for o, dt, weak in zip(outs, self._out_dtypes, self._out_weak)]

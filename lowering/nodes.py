@@ -93,8 +93,8 @@ def _dot_general(gen, eqn):
     lfree = [i for i in range(ln) if i not in lc and i not in lb]
     rfree = [i for i in range(rn) if i not in rc and i not in rb]
     sh = lambda v, dims: " * ".join([gen.dim(v.aval.shape[d]) for d in dims]) or "1"  # noqa: E731
-    if lhs.aval.dtype != out.aval.dtype:
-        # preferred_element_type: accumulate in the result type, as XLA does.
+    if lhs.aval.dtype != out.aval.dtype or rhs.aval.dtype != out.aval.dtype:
+        # preferred_element_type, mixed operand types: accumulate in the result type, as XLA does.
         cast = scalar.np_type(out.aval.dtype)
         lines = [f"{gen.name(lhs)}_c = {gen.name(lhs)}.astype({cast})",
                  f"{gen.name(rhs)}_c = {gen.name(rhs)}.astype({cast})"]

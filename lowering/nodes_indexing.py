@@ -8,7 +8,7 @@ order matches the eager implementation, so repeated scatter indices resolve the 
 import numpy as np
 
 from numjax.lax import indexing as ix
-from numjax.lax.indexing import GatherScatterMode, default_fill_value
+from numjax.lax.indexing import GatherScatterMode, default_fill_value, gather_index_wrap_dtype
 
 from . import scalar
 from .nodes import NODE_RULES, assign_reshaped
@@ -18,11 +18,10 @@ _COMBINE = {
     ix.scatter_add_p: "{a} + {u}",
     ix.scatter_sub_p: "{a} - {u}",
     ix.scatter_mul_p: "{a} * {u}",
-    # NaN wins, as XLA's min/max propagate it.
-    ix.scatter_min_p: "{u} if ({u} < {a} or {u} != {u}) else {a}",
-    ix.scatter_max_p: "{u} if ({u} > {a} or {u} != {u}) else {a}",
+    # XLA's min/max: NaN wins, and -0 (min) or +0 (max) wins over the other zero.
+    ix.scatter_min_p: "sh.fmin({u}, {a})",
+    ix.scatter_max_p: "sh.fmax({u}, {a})",
 }
-_COMBINE_BOOL = {ix.scatter_add_p: "{a} or {u}", ix.scatter_mul_p: "{a} and {u}"}
 
 
 def _window_dims(ndim, *excluded):
@@ -58,19 +57,33 @@ def _loops(gen, lines, names, sizes, depth):
     return depth
 
 
-def _read_starts(gen, lines, depth, x, idx_name, bvars, index_map, sizes, clip):
+def _start_value(raw, idx_dtype, wrap):
+    """``raw`` (an index element of ``idx_dtype``) as an int64 with the same range verdict: wrapped
+    into ``wrap`` when given; a uint64 past int64's range saturates (out of range either way)."""
+    if wrap is not None:
+        return f"np.int64(np.{np.dtype(wrap).name}({raw}))"
+    if np.dtype(idx_dtype) == np.uint64:
+        return f"np.int64(min({raw}, np.uint64({2**63 - 1})))"
+    return f"np.int64({raw})"
+
+
+def _read_starts(gen, lines, depth, x, idx, bvars, index_map, sizes, clip, wrap=None):
     """Lines reading the window start of each indexed operand dim; returns the start names and
-    the in-range condition (None when starts are clamped instead)."""
+    the in-range condition (None when starts are clamped instead).  The starts are clamped into
+    range either way: the kernel language may evaluate both arms of ``a if ok else fill``, so a
+    read must stay in bounds even where ``ok`` is false."""
     pad = "    " * depth
     starts, conds = {}, []
     for k, d in enumerate(index_map):
         s = gen.tmp("st")
         hi = f"{gen.dim(x.aval.shape[d])} - {sizes[d]}"
-        lines.append(f"{pad}{s} = np.int64({idx_name}[{_subscript(bvars + [str(k)])}])")
-        if clip:
-            lines.append(f"{pad}{s} = min(max({s}, 0), {hi})")
-        else:
-            conds.append(f"0 <= {s} <= {hi}")
+        raw = f"{gen.name(idx)}[{_subscript(bvars + [str(k)])}]"
+        lines.append(f"{pad}{s} = {_start_value(raw, idx.aval.dtype, wrap)}")
+        if not clip:
+            c = gen.tmp("in")
+            lines.append(f"{pad}{c} = 0 <= {s} <= {hi}")
+            conds.append(c)
+        lines.append(f"{pad}{s} = min(max({s}, 0), max({hi}, 0))")
         starts[d] = s
     return starts, (" and ".join(conds) if conds else None)
 
@@ -105,8 +118,8 @@ def _gather(gen, eqn):
     lines.append(f"{res} = np.empty({gen.shape_src(out_shape)}, {scalar.np_type(out.aval.dtype)})")
     depth = _loops(gen, lines, bvars, [gen.dim(n) for n in idx.aval.shape[:-1]], 0)
     fill = mode is GatherScatterMode.FILL_OR_DROP
-    starts, ok = _read_starts(gen, lines, depth, x, gen.name(idx), bvars, dn.start_index_map,
-                              sizes, clip=not fill)
+    starts, ok = _read_starts(gen, lines, depth, x, idx, bvars, dn.start_index_map,
+                              sizes, clip=not fill, wrap=gather_index_wrap_dtype(mode, x.aval.shape))
     batching = dict(zip(dn.operand_batching_dims, dn.start_indices_batching_dims))
     depth = _loops(gen, lines, wvars, [str(sizes[d]) for d in window], depth)
     b_it, w_it = iter(bvars), iter(wvars)
@@ -141,7 +154,7 @@ def _scatter(gen, eqn):
     bvars = [gen.tmp("b") for _ in range(nb)]
     wvars = [gen.tmp("w") for _ in window]
     depth = _loops(gen, lines, bvars, [gen.dim(n) for n in idx.aval.shape[:-1]], 0)
-    starts, ok = _read_starts(gen, lines, depth, x, gen.name(idx), bvars, dn.scatter_dims_to_operand_dims,
+    starts, ok = _read_starts(gen, lines, depth, x, idx, bvars, dn.scatter_dims_to_operand_dims,
                               sizes, clip=mode is GatherScatterMode.CLIP)
     if ok is not None:
         lines.append("    " * depth + f"if {ok}:")
@@ -156,8 +169,7 @@ def _scatter(gen, eqn):
         fn = gen.subfunction(p["update_jaxpr"])
         value = f"{fn}({target}, {u_read})[0]"
     else:
-        template = (_COMBINE_BOOL.get(prim) if x.aval.dtype == np.bool_ else None) or _COMBINE[prim]
-        value = template.format(a=target, u=u_read)
+        value = _COMBINE[prim].format(a=target, u=u_read)   # no bool add/mul: lax rejects them
     lines.append("    " * depth + f"{target} = {value}")
     lines.append(assign_reshaped(gen, out, res))
     return lines

@@ -9,6 +9,7 @@ literals never leak into the result type.
 """
 import numpy as np
 
+from numjax.lax import bits as lb
 from numjax.lax import elementwise as ew
 from numjax.lax import random_bits as rb
 from numjax.numpy import _elementwise as jnp_ew
@@ -77,9 +78,18 @@ def _convert(args, in_dtypes, out_dtype, params):
     return args[0]
 
 
+def _exp2(table, args, in_dtypes, out_dtype, params):
+    # XLA's exp2: exp(ln 2 * x), the constant in x's dtype; exp as ``table`` computes it.
+    scaled = f"{np_type(out_dtype)}({literal(np.log(2), out_dtype)} * {args[0]})"
+    return (table.get(ew.exp_p) or RULES[ew.exp_p])([scaled], in_dtypes, out_dtype, params)
+
+
 def _bitcast_convert(args, in_dtypes, out_dtype, params):
-    # Same-width reinterpretation; integer<->integer is the wrapping cast expression() adds.
+    # Same-width reinterpretation (the storage rewrite, lowering/low_precision.py, gives
+    # bitcasts between widths as shifts); integer<->integer is the wrapping cast expression() adds.
     src, dst = np.dtype(in_dtypes[0]), np.dtype(out_dtype)
+    if src == dst:
+        return args[0]
     if src.itemsize != dst.itemsize or np.bool_ in (src, dst) or "f2" in (src.str[1:], dst.str[1:]):
         raise NotImplementedError(f"bitcast_convert_type {src.name} -> {dst.name} has no CPU lowering")
     width = 8 * src.itemsize
@@ -143,7 +153,8 @@ RULES = {
     ew.neg_p: lambda a, i, o, p: f"(-{a[0]})",
     ew.max_p: _call("sh.fmax"), ew.min_p: _call("sh.fmin"), ew.pow_p: _call("np.power"),
     ew.integer_pow_p: _integer_pow,
-    ew.exp_p: _unary_math("exp"), ew.exp2_p: _unary_math("exp2"), ew.log_p: _unary_math("log"),
+    ew.exp_p: _unary_math("exp"), ew.exp2_p: lambda a, i, o, p: _exp2(RULES, a, i, o, p),
+    ew.log_p: _unary_math("log"),
     ew.log1p_p: _unary_math("log1p"), ew.expm1_p: _unary_math("expm1"), ew.tanh_p: _unary_math("tanh"),
     ew.logistic_p: _call("sh.logistic"),
     ew.sin_p: _unary_math("sin"), ew.cos_p: _unary_math("cos"), ew.tan_p: _unary_math("tan"),
@@ -173,6 +184,9 @@ RULES = {
     ew.shift_left_p: _shift("shift_left", True),
     ew.shift_right_arithmetic_p: _shift("shift_right_arithmetic", True),
     ew.shift_right_logical_p: _shift("shift_right_logical", False),
+    lb.population_count_p: lambda a, i, o, p: f"sh.popcount({_widened(a[0], o, False)})",
+    lb.clz_p: lambda a, i, o, p: (f"(np.int64({8 * np.dtype(o).itemsize}) - "
+                                  f"np.int64(sh.popcount(sh.fill_below({_widened(a[0], o, False)}))))"),
 }
 
 
@@ -203,6 +217,9 @@ CPU_OVERRIDES = {prim: _vectorized(vm_name, RULES.get(prim)) for prim, vm_name i
     (ew.tanh_p, "tanh"), (ew.logistic_p, "logistic"), (ew.sin_p, "sin"), (ew.cos_p, "cos"),
     (ew.tan_p, "tan"), (ew.atan_p, "atan"), (ew.atan2_p, "atan2"), (ew.erf_p, "erf"),
     (ew.erf_inv_p, "erf_inv"), (ew.pow_p, "pow"))}
+
+
+CPU_OVERRIDES[ew.exp2_p] = lambda a, i, o, p: _exp2(CPU_OVERRIDES, a, i, o, p)
 
 
 def rule_for(prim, overrides=CPU_OVERRIDES):

@@ -21,13 +21,15 @@ def ensure_jitted():
 
 @_inline
 def fmax(a, b):
-    # NaN-propagating, like XLA's max (Python's max is not).
-    return a if (a > b or a != a) else b
+    # XLA's max: NaN propagates (Python's max does not), and of +0 and -0 the answer is +0
+    # in either order.  (copysign reads the sign of a zero; on integers the tie is moot.)
+    return a if (a > b or a != a or (a == b and math.copysign(1.0, b) < 0)) else b
 
 
 @_inline
 def fmin(a, b):
-    return a if (a < b or a != a) else b
+    # XLA's min: NaN propagates, and of +0 and -0 the answer is -0 in either order.
+    return a if (a < b or a != a or (a == b and math.copysign(1.0, a) < 0)) else b
 
 
 @_inline
@@ -39,7 +41,8 @@ def dot_step(acc, a, b):
 
 @_inline
 def sign(x):
-    return (x > 0) - (x < 0) if x == x else x
+    # Zeros (with their sign) and NaNs are their own sign, as in JAX.
+    return x if x == 0 else ((x > 0) - (x < 0) if x == x else x)
 
 
 @_inline
@@ -120,6 +123,31 @@ def shift_right_arithmetic(x, n):
     # x: the operand sign-extended to int64 (an unsigned one read as signed): every amount of
     # at least the width leaves copies of the sign bit.
     return x >> np.int64(n if n < np.uint64(63) else np.uint64(63))
+
+
+@_inline
+def popcount(x):
+    # Set bits of a uint64 (an operand's bits, zero-extended): bit-slice sums of 2, 4 and 8
+    # bits, then of the bytes; no branches (loops over it still vectorize) and no wrapping.
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    x = x + (x >> np.uint64(8))
+    x = x + (x >> np.uint64(16))
+    x = x + (x >> np.uint64(32))
+    return x & np.uint64(0x7F)
+
+
+@_inline
+def fill_below(x):
+    # x (uint64) with every bit below its highest set bit set too: its popcount is then x's
+    # bit length, and a width less that is the count of leading zeros (the clz rule).
+    x = x | (x >> np.uint64(1))
+    x = x | (x >> np.uint64(2))
+    x = x | (x >> np.uint64(4))
+    x = x | (x >> np.uint64(8))
+    x = x | (x >> np.uint64(16))
+    return x | (x >> np.uint64(32))
 
 
 @_inline

@@ -77,25 +77,35 @@ def _devices():
 
 
 def _check_backend(backend):
+    """``None``, ``"cpu"`` or ``"gpu"`` for a backend argument (a name or a device)."""
     name = getattr(backend, "platform", backend)
-    if name not in (None, "cpu"):
-        raise RuntimeError(f"Unknown backend: '{name}' requested, but no platforms that are "
-                           f"instances of {name} are present. Platforms present are: cpu")
+    if name in (None, "cpu"):
+        return name
+    gpus = dispatch.cuda_devices()
+    if name in ("gpu", "cuda") and gpus:
+        return "gpu"
+    present = "cpu, gpu" if gpus else "cpu"
+    raise RuntimeError(f"Unknown backend: '{name}' requested, but no platforms that are "
+                       f"instances of {name} are present. Platforms present are: {present}")
+
+
+def _backend_devices(backend):
+    which = _check_backend(backend)
+    if which == "gpu" or (which is None and dispatch.current_backend()[0] == "cuda"):
+        return dispatch.cuda_devices()
+    return list(_devices())
 
 
 def devices(backend=None):
-    _check_backend(backend)
-    return list(_devices())
+    return _backend_devices(backend)
 
 
 def local_devices(process_index=None, backend=None, host_id=None):
-    _check_backend(backend)
-    return list(_devices())
+    return _backend_devices(backend)
 
 
 def device_count(backend=None):
-    _check_backend(backend)
-    return len(_devices())
+    return len(_backend_devices(backend))
 
 
 local_device_count = device_count
@@ -110,7 +120,8 @@ def process_count(backend=None):
 
 
 def default_backend():
-    return "cpu"
+    """``"gpu"`` when compiled programs run on a CUDA GPU (JAX's name), else ``"cpu"``."""
+    return "gpu" if dispatch.current_backend()[0] == "cuda" else "cpu"
 
 
 def device_put(x, device=None):

@@ -22,6 +22,7 @@ GIL leaves little to gain from running it in parallel.
 """
 import contextlib
 import logging
+import os
 import threading
 import weakref
 
@@ -183,8 +184,11 @@ def _derived(closed, key, make):
 
 
 def compiled_executable(closed_jaxpr, name="fn"):
-    """The backend's executable for ``closed_jaxpr`` (built once per jaxpr object): an object
-    with ``call_arrays(list of ndarrays) -> list of Array`` and ``source``."""
+    """The backend's executable for ``closed_jaxpr`` (built once per jaxpr object and backend):
+    an object with ``call_arrays(list of ndarrays) -> list of Array`` and ``source``."""
+    backend = current_backend()
+    if backend is not _CPU:
+        return _accelerator_executable(closed_jaxpr, name, backend)
     exe = getattr(closed_jaxpr, "_executable", None)
     if exe is None:
         from .interpreters import mlir
@@ -421,3 +425,81 @@ def cpu_library(module_name):
 
 
 _cpu_libraries = {}
+
+
+# ---------------------------------------------------------------- choosing a backend
+# The CPU backend always exists; the CUDA backend (numjax.cuda) is chosen when a CUDA GPU is
+# present, unless JAX_PLATFORMS / NUMJAX_PLATFORMS / ``config.update('jax_platforms', ...)``
+# says otherwise.  The choice is remade when the configuration changes (its epoch); looking
+# it up costs one comparison, so the CPU's call path stays as fast as before.
+
+_CPU = ("cpu", None)
+_choice = [None, _CPU]       # [config epoch it was made in, (backend name, cache key part)]
+_warned_unsupported = set()
+
+
+def requested_platforms():
+    """The platforms asked for, in order of preference (empty: choose automatically)."""
+    text = config.jax_platforms or os.environ.get("NUMJAX_PLATFORMS") or ""
+    return [p.strip().lower() for p in text.split(",") if p.strip()]
+
+
+def current_backend():
+    """``("cpu", None)`` or ``("cuda", compute capability)`` (None on the simulator): the
+    backend compiled programs run on now, and what of it the compile cache is keyed by."""
+    if _choice[0] != config._epoch:
+        _choice[1] = _choose_backend()
+        _choice[0] = config._epoch
+    return _choice[1]
+
+
+def _choose_backend():
+    from numjax.cuda import devices as cuda_devices
+    requested = requested_platforms()
+    if not requested:
+        found = cuda_devices.available_devices(explicit=False)
+        return ("cuda", found[0].compute_capability) if found else _CPU
+    for platform in requested:
+        if platform == "cpu":
+            return _CPU
+        if platform in ("cuda", "gpu"):
+            found = cuda_devices.available_devices(explicit=True)
+            if found:
+                return ("cuda", found[0].compute_capability)
+    raise RuntimeError(
+        f"Unable to initialize backend for platforms {','.join(requested)!r}: no CUDA GPU was found "
+        "(numba-cuda installed and a CUDA driver present), and the CUDA simulator runs only with "
+        "NUMBA_ENABLE_CUDASIM=1. Set JAX_PLATFORMS=cpu (or NUMJAX_PLATFORMS=cpu) to use the CPU.")
+
+
+def cuda_devices():
+    """The CUDA devices programs can run on now ([] when the backend is the CPU and no GPU is
+    present; the simulator's device when it was asked for by name)."""
+    from numjax.cuda import devices as cuda_devices_module
+    explicit = any(p in ("cuda", "gpu") for p in requested_platforms())
+    return cuda_devices_module.available_devices(explicit=explicit)
+
+
+def _accelerator_executable(closed_jaxpr, name, backend):
+    """The CUDA executable of ``closed_jaxpr``, cached per (backend, compute capability); a
+    program the CUDA backend does not lower yet runs whole on the CPU backend (logged once
+    per reason)."""
+    table = closed_jaxpr.__dict__.setdefault("_executables", {})
+    exe = table.get(backend)
+    if exe is None:
+        from .interpreters import mlir
+        from .lowering import compile as lowering_compile
+        from numjax.cuda import backend as cuda_backend
+        expanded = mlir.expand_lowerings(closed_jaxpr)
+        with _compile_lock:
+            exe = table.get(backend)
+            if exe is None:
+                try:
+                    exe = cuda_backend.compile_program(expanded, name)
+                except NotImplementedError as err:
+                    if str(err) not in _warned_unsupported:
+                        _warned_unsupported.add(str(err))
+                        logger.warning("numjax: %s runs on the CPU: %s", name, err)
+                    exe = lowering_compile.compile_jaxpr(expanded, name)
+                table[backend] = exe
+    return exe

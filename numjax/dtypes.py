@@ -207,7 +207,8 @@ def _promote(pairs, x64):
 
 def promote(*dtype_weak_pairs):
     """(dtype, weak_type) of the result of combining operands given as (dtype, weak) pairs."""
-    return _promote(tuple(dtype_weak_pairs), config.jax_enable_x64)
+    dt, weak = _promote(tuple(dtype_weak_pairs), config.jax_enable_x64)
+    return dt, weak and dt != bool_   # as JAX's lattice: a promoted bool is never weak
 
 
 def python_scalar_dtype(x):

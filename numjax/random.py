@@ -199,6 +199,9 @@ def _uniform(base, shape, dtype, minval=0.0, maxval=1.0):
     maxval = lax.broadcast_to_rank(maxval, len(shape))
     finfo = dtypes.finfo(dtype)
     nbits, nmant = finfo.bits, finfo.nmant
+    if nbits not in (8, 16, 32, 64):
+        raise TypeError(f"uniform only accepts 8-, 16-, 32-, or 64-bit dtypes, got {np.dtype(dtype).name}: "
+                        "sample a wider float (jnp.float8_e4m3fn, jnp.bfloat16, ...) and convert.")
     rng_bits = 8 if nmant < 8 else nbits
     uint = UINT_DTYPES[nbits]
     rbits = _random_bits(base, rng_bits, shape)
@@ -308,14 +311,51 @@ def gumbel(key, shape=(), dtype=None, mode=None):
 
 def _gumbel(base, shape, dtype, mode):
     info = dtypes.finfo(dtype)
-    if mode == "highest":
-        raise NotImplementedError("gumbel mode='highest' needs lax.clz, which numjax lacks")
-    if mode == "high":
+    if mode == "highest" and dtype == np.float32:
+        return _gumbel_highest(base, shape)
+    if mode in ("high", "highest"):
         both = _uniform(base, (2, *shape), dtype, 0.0, 1.0)
         high, low = both[0], both[1]
-        x = jnp.where(high >= 0.5, high, high + 2 ** (-info.nmant) * low + float(info.tiny))
+        # Below 1/2, a second draw refines the low bits; the floor keeps x off 0 (JAX's values).
+        floor = max(2.0 ** -(2 * info.nmant + 1), float(info.tiny))
+        x = jnp.where(high >= 0.5, high, high + 2 ** (-info.nmant) * low + floor)
         return -jnp.log(-jnp.log1p(-x))
     return -jnp.log(-jnp.log(_uniform(base, shape, dtype, float(info.tiny), 1.0)))
+
+
+def _gumbel_highest(base, shape):
+    """float32 Gumbel samples from 64 random bits each, as JAX's mode="highest": the bits are a
+    binary fraction u in (0, 1); below 1/2 the sample is -log(-log1p(-u)), above it is
+    -log(-log(1 - u)), with u or 1 - u (the 64-bit two's complement) rounded down to float32
+    from all 64 bits, so tails down to 2**-64 are reached."""
+    u32 = np.dtype(np.uint32)
+    bits = _random_bits(base, 32, (2, *shape))
+    hi, lo = bits[0], bits[1]
+    # 1 - u in 64-bit fixed point: ~u + 1, the carry out of the low word into the high one.
+    carry = lax.convert_element_type(lax.eq(lax.bitwise_not(lo), _c(0xFFFFFFFF, u32)), u32)
+    neg_hi = lax.add(lax.bitwise_not(hi), carry)
+    neg_lo = lax.add(lax.bitwise_not(lo), _c(1, u32))
+    below_half = lax.lt(hi, _c(1 << 31, u32))
+    x = _fraction_to_float32(jnp.where(below_half, hi, neg_hi), jnp.where(below_half, lo, neg_lo))
+    return jnp.where(below_half, -jnp.log(-jnp.log1p(-x)), -jnp.log(-jnp.log(x)))
+
+
+def _fraction_to_float32(hi, lo):
+    """The 64-bit binary fraction hi:lo (nonzero) as a float32, truncated: the leading one moves
+    to the top (clz gives the distance), the next 23 bits are the mantissa, and the exponent is
+    that of 2**-(leading zeros + 1)."""
+    u32 = np.dtype(np.uint32)
+    hi_zeros, lo_zeros = lax.clz(hi), lax.clz(lo)
+    hi_empty = lax.eq(hi_zeros, _c(32, u32))
+    # (shifts by 32 give 0, as XLA's do: an empty high word contributes nothing)
+    top = lax.bitwise_or(lax.shift_left(hi, hi_zeros),
+                         jnp.where(hi_empty, lax.shift_left(lo, lo_zeros),
+                                   lax.shift_right_logical(lo, lax.sub(_c(32, u32), hi_zeros))))
+    mantissa = lax.bitwise_and(lax.shift_right_logical(top, _c(8, u32)), _c((1 << 23) - 1, u32))
+    leading = jnp.where(hi_empty, lax.add(lo_zeros, _c(32, u32)), hi_zeros)
+    exponent = lax.shift_left(lax.sub(_c(126, u32), leading), _c(23, u32))
+    exponent = lax.bitwise_and(exponent, _c((1 << 30) - (1 << 22), u32))
+    return lax.bitcast_convert_type(lax.bitwise_or(exponent, mantissa), np.float32)
 
 
 def cauchy(key, shape=(), dtype=None):
@@ -455,7 +495,7 @@ def randint(key, shape, minval, maxval, dtype=None):
     if dtypes.kind(dtype) not in "iu":
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
     shape = _canonical_shape(shape)
-    info = np.iinfo(dtype)
+    info = dtypes.iinfo(dtype)     # (int4 and the other sub-byte ints too: sampled in 32 bits)
     sample_dtype = dtype
     if info.bits < 32:
         sample_dtype = np.dtype(np.int32)

@@ -11,7 +11,9 @@ JAX's definitions (XLA's operation semantics; jax.numpy's compositions of lax op
 * jnp.floor_divide, remainder, fmod and divmod are JAX's compositions of those, and float
   floor division is CPython's float_divmod (exact when its steps are);
 * float -> integer conversion saturates, and NaN becomes 0;
-* arithmetic on integers wraps around.
+* arithmetic on integers wraps around;
+* population_count and clz count the bits of the element's own width;
+* float max and min propagate NaN, and of +0 and -0 max is +0 and min -0 in either order.
 """
 import math
 from fractions import Fraction
@@ -161,6 +163,9 @@ INT_UNARY = {
     "integer_pow(3)": (lambda m, l, a: l.integer_pow(a, 3), lambda x, dt: wrap(x ** 3, dt)),
     "** 2": (lambda m, l, a: a ** 2, lambda x, dt: wrap(x * x, dt)),
     "power(7)": (lambda m, l, a: m.power(a, 7), lambda x, dt: wrap(x ** 7, dt)),
+    # bits of the element's own width
+    "population_count": (lambda m, l, a: l.population_count(a), lambda x, dt: bin(as_unsigned(x, dt)).count("1")),
+    "clz": (lambda m, l, a: l.clz(a), lambda x, dt: bits(dt) - as_unsigned(x, dt).bit_length()),
 }
 
 
@@ -245,6 +250,19 @@ def float_fmod(x, y, dt):
     return math.fmod(x, y)     # exact in every precision
 
 
+def float_max(x, y, dt):
+    # XLA's max: NaN propagates; of +0 and -0 (either order) it is +0
+    if math.isnan(x) or math.isnan(y):
+        return math.nan
+    return x + y if x == y == 0 else max(x, y)
+
+
+def float_min(x, y, dt):
+    if math.isnan(x) or math.isnan(y):
+        return math.nan
+    return -((-x) + (-y)) if x == y == 0 else min(x, y)
+
+
 def float_lax_div(x, y, dt):
     with np.errstate(all="ignore"):
         return float(np.divide(np.asarray(x, dt), np.asarray(y, dt)))   # IEEE division
@@ -262,6 +280,10 @@ FLOAT_BINARY = {
     "fmod": (lambda m, l, a, b: m.fmod(a, b), float_fmod),
     "lax.rem": (lambda m, l, a, b: l.rem(a, b), float_fmod),
     "lax.div": (lambda m, l, a, b: l.div(a, b), float_lax_div),
+    "lax.max": (lambda m, l, a, b: l.max(a, b), float_max),
+    "lax.min": (lambda m, l, a, b: l.min(a, b), float_min),
+    "maximum": (lambda m, l, a, b: m.maximum(a, b), float_max),
+    "minimum": (lambda m, l, a, b: m.minimum(a, b), float_min),
 }
 
 

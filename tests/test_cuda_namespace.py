@@ -3,7 +3,9 @@ not shadow NVIDIA's ``cuda`` namespace package (cuda-bindings) when Python
 runs from the repository root.  See the note at the top of cuda/__init__.py.
 """
 
+import ctypes.util
 import importlib.metadata
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -48,7 +50,11 @@ def test_numjax_cuda_is_the_repos_module():
 
     assert numjax.cuda.__name__ == "numjax.cuda"
     assert Path(numjax.cuda.__file__).resolve() == REPO_CUDA_INIT
-    assert numjax.cuda.is_available() is False
+    # Without a CUDA driver library there is no GPU to find (CI's case).
+    available = numjax.cuda.is_available()
+    assert isinstance(available, bool)
+    if ctypes.util.find_library("cuda") is None and not os.path.exists("/usr/lib/x86_64-linux-gnu/libcuda.so.1"):
+        assert available is False
 
 
 @pytest.mark.parametrize("order", ["numjax_first", "nvidia_first"])
@@ -61,7 +67,7 @@ def test_both_cudas_in_one_process_from_repo_root(order):
         "\n".join(imports) + "\n"
         "import os, sys, cuda, numjax.cuda as ncuda\n"
         f"assert os.path.realpath(ncuda.__file__) == {str(REPO_CUDA_INIT)!r}, ncuda.__file__\n"
-        "assert ncuda.is_available() is False\n"
+        "assert isinstance(ncuda.is_available(), bool)\n"
         "assert sys.modules['cuda'] is cuda and cuda is not ncuda\n"
         "assert cuda.bindings.__name__ == 'cuda.bindings'\n"
     )

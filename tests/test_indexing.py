@@ -525,3 +525,220 @@ def test_at_update_property_vs_numpy(problem, op):
     if op == "set" and any(isinstance(i, np.ndarray) and len(np.unique(i)) != len(i) for i in idx):
         return   # repeated indices: which update wins is unspecified in JAX
     np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+# ---------------------------------------------------------------- indices outside int32's range
+# JAX's rules (read from its jnp indexing and gather lowering, values checked with JAX 0.10.2):
+# * x[idx] and x.at[idx]: a signed index array is normalized (negative + n) in its own type,
+#   then converted, wrapping, to int32; the gather clamps, the scatter drops or clips.
+# * a FILL_OR_DROP gather (jnp.take, .get(mode="fill")) converts its indices, wrapping, to
+#   int32 before the range check; CLIP gathers and scatters compare in the index's own type.
+# * a lone traced scalar index goes through dynamic_slice in its own type (clamped); several
+#   start indices are all converted to int32 first (then a negative one counts from the end).
+
+@pytest.fixture
+def x64():
+    old = numjax.config.jax_enable_x64
+    numjax.config.update("jax_enable_x64", True)
+    yield
+    numjax.config.update("jax_enable_x64", old)
+
+
+def _wrap_int32(idx):
+    return np.asarray(idx).astype(np.int64).astype(np.int32).astype(np.int64)
+
+
+def _fill_gather_rule(x, idx):
+    """jnp.take(x, idx) by the rule: negatives normalized, wrapped into int32, then filled."""
+    idx = np.asarray(idx)
+    if idx.dtype.kind == "i":
+        idx = np.where(idx < 0, idx + len(x), idx)
+    k = _wrap_int32(idx)
+    ok = (k >= 0) & (k < len(x))
+    return np.where(ok, x[np.clip(k, 0, len(x) - 1)], np.nan)
+
+
+def _getitem_rule(x, idx):
+    """x[idx] by the rule: negatives normalized, wrapped into int32, then clamped."""
+    idx = np.asarray(idx)
+    if idx.dtype.kind == "i":
+        idx = np.where(idx < 0, idx + len(x), idx)
+    return x[np.clip(_wrap_int32(idx), 0, len(x) - 1)]
+
+
+def _eager_and_jit(fn, *args):
+    return np.asarray(fn(*args)), np.asarray(jit_compiled(fn, *args))
+
+
+@pytest.mark.parametrize("dtype,values", [
+    ("int32", [-1, 2**31 - 1]), ("int32", [2**31 - 1, -2**31, 3, -6]), ("uint32", [2**31, 2, 2**32 - 1]),
+])
+def test_take_fill_with_far_out_of_range_indices(dtype, values):
+    # Used to crash the process under jit: the fill branch read x at the raw index.
+    x = np.arange(5.0, dtype=np.float32)
+    idx = np.array(values, dtype)
+    eager, jitted = _eager_and_jit(lambda a, i: jnp.take(a, i), jnp.asarray(x), jnp.asarray(idx))
+    np.testing.assert_array_equal(eager, _fill_gather_rule(x, idx))
+    np.testing.assert_array_equal(jitted, eager)
+    got = _eager_and_jit(lambda a, i: a.at[i].get(mode="fill"), jnp.asarray(x), jnp.asarray(idx))
+    for g in got:
+        np.testing.assert_array_equal(g, eager)
+
+
+def test_take_fill_with_wide_indices_x64(x64):
+    x = np.arange(5.0)
+    for dtype, values in [("int64", [2**62, 2**32 + 1, -1, 2**33 - 1]),
+                          ("uint64", [2**64 - 1, 2**63, 2**32 + 4, 1])]:
+        idx = np.array(values, dtype)
+        eager, jitted = _eager_and_jit(lambda a, i: jnp.take(a, i), jnp.asarray(x), jnp.asarray(idx))
+        np.testing.assert_array_equal(eager, _fill_gather_rule(x, idx))
+        np.testing.assert_array_equal(jitted, eager)
+    # Literal JAX values, as a check on the rule itself.
+    np.testing.assert_array_equal(np.asarray(jnp.take(jnp.asarray(x), jnp.array([2**62, 2**32 + 1]))), [0, 1])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_take_fill_low_precision_under_jit(dtype):
+    # The NaN fill value is stored as the operand's bits in the low-precision rewrite.
+    x = jnp.array([1.0, 2.0], dtype)
+    eager, jitted = _eager_and_jit(lambda a, i: jnp.take(a, i), x, jnp.array([5, 0, -1, -3]))
+    assert np.isnan(eager[0].astype(np.float32)) and np.isnan(eager[3].astype(np.float32))
+    np.testing.assert_array_equal(eager[1:3].astype(np.float32), [1.0, 2.0])
+    np.testing.assert_array_equal(jitted.astype(np.float32), eager.astype(np.float32))
+    got = jit_compiled(lambda a, i: a.at[i].get(mode="fill", fill_value=7), x, jnp.array([9, 1]))
+    np.testing.assert_array_equal(np.asarray(got).astype(np.float32), [7.0, 2.0])
+
+
+def test_getitem_index_array_wraps_into_int32():
+    x = np.arange(5.0, dtype=np.float32)
+    idx = np.array([2**32 - 1, 2**31, 3, 2**32 + 2 - 2**32], np.uint32)
+    eager, jitted = _eager_and_jit(lambda a, i: a[i], jnp.asarray(x), jnp.asarray(idx))
+    np.testing.assert_array_equal(eager, _getitem_rule(x, idx))
+    np.testing.assert_array_equal(eager[:2], [0, 0])        # JAX 0.10.2
+    np.testing.assert_array_equal(jitted, eager)
+
+
+def test_getitem_and_at_wide_indices_x64(x64):
+    x = np.arange(5.0)
+    idx = np.array([2**62, 2**32 + 1, -1, -2**40], np.int64)
+    eager, jitted = _eager_and_jit(lambda a, i: a[i], jnp.asarray(x), jnp.asarray(idx))
+    np.testing.assert_array_equal(eager, _getitem_rule(x, idx))
+    np.testing.assert_array_equal(jitted, eager)
+    # The scatter sees the wrapped index too: int64 2**32 + 1 updates element 1.
+    upd = lambda a, i: a.at[i].add(100.0)
+    eager, jitted = _eager_and_jit(upd, jnp.asarray(x), jnp.array([2**32 + 1], np.int64))
+    np.testing.assert_array_equal(eager, [0, 101, 2, 3, 4])
+    np.testing.assert_array_equal(jitted, eager)
+    eager, jitted = _eager_and_jit(upd, jnp.asarray(x), jnp.array([2**31, 2**32 - 1], np.uint64))
+    np.testing.assert_array_equal(eager, x)   # -2**31 and -1 after wrapping: dropped
+    np.testing.assert_array_equal(jitted, eager)
+
+
+def test_lax_gather_and_scatter_compare_in_index_type_x64(x64):
+    x = jnp.arange(5.0)
+    dn = lax.GatherDimensionNumbers((), (0,), (0,))
+    idx = jnp.array([[2**64 - 1], [2**63], [1]], jnp.uint64)
+    for mode, expected in [("clip", [4, 4, 1]), ("fill", [np.nan, 0, 1])]:
+        eager, jitted = _eager_and_jit(lambda a, i: lax.gather(a, i, dn, (1,), mode=mode), x, idx)
+        np.testing.assert_array_equal(eager, expected)   # fill wraps into int32 first
+        np.testing.assert_array_equal(jitted, eager)
+    sdn = lax.ScatterDimensionNumbers((), (0,), (0,))
+    for mode, expected in [("clip", [0, 101, 2, 3, 204]), ("drop", [0, 101, 2, 3, 4])]:
+        fn = lambda a, i: lax.scatter_add(a, i, jnp.full((3,), 100.0), sdn, mode=mode)
+        eager, jitted = _eager_and_jit(fn, x, idx)
+        np.testing.assert_array_equal(eager, expected)
+        np.testing.assert_array_equal(jitted, eager)
+
+
+def test_scalar_traced_index_paths():
+    x1, x2 = jnp.arange(5.0), jnp.arange(10.0).reshape(5, 2)
+    big, half = jnp.array(2**32 - 1, jnp.uint32), jnp.array(2**31, jnp.uint32)
+    cases = [
+        (lambda a, i: a[i], x1, big, 4.0),             # lone start index: clamped as uint32
+        (lambda a, i: a[i], x2, big, [8, 9]),          # with another start: int32 -1, from the end
+        (lambda a, i: a[i], x2, half, [0, 1]),         # int32 -2**31: clamped to 0
+        (lambda a, i: a[i, ::2], x2, big, [0]),        # strided: a gather, -1 clamped to 0
+        (lambda a, i: a[i, 1], x2, jnp.int8(-1), 9.0),
+    ]
+    for fn, a, i, expected in cases:
+        eager, jitted = _eager_and_jit(fn, a, i)
+        np.testing.assert_array_equal(eager, expected)
+        np.testing.assert_array_equal(jitted, eager)
+
+
+def test_vmap_of_scalar_index_clamps_in_index_type():
+    x = jnp.array([[10, 11], [7, 8], [1, 2]], jnp.uint32)
+    i = jnp.array([2**32 - 1, 2**31, 3], jnp.uint32)
+    fn = numjax.vmap(lambda a, j: a[j])
+    eager, jitted = _eager_and_jit(fn, x, i)
+    np.testing.assert_array_equal(eager, [11, 8, 2])
+    np.testing.assert_array_equal(jitted, eager)
+
+
+def test_dynamic_slice_start_indices_must_share_a_type():
+    x = jnp.zeros((3, 3))
+    for starts, names in [((jnp.int8(1), 0), "int8, int32"), ((jnp.uint32(1), 0), "uint32, int32"),
+                          ((jnp.int8(1), jnp.int16(0)), "int8, int16")]:
+        with pytest.raises(TypeError, match=f"dynamic_slice must be integers of the same type, got: {names}"):
+            lax.dynamic_slice(x, starts, (1, 1))
+        with pytest.raises(TypeError, match=f"dynamic_update_slice must be integers of the same type, got {names}"):
+            lax.dynamic_update_slice(x, jnp.ones((1, 1)), starts)
+        with pytest.raises(TypeError, match="same type"):
+            numjax.jit(lambda a: lax.dynamic_slice(a, starts, (1, 1)))(x)
+    assert lax.dynamic_slice(x, (jnp.int8(1), jnp.int8(0)), (1, 1)).shape == (1, 1)
+    assert lax.dynamic_slice(x, (1, 0), (1, 1)).shape == (1, 1)
+    # The *_in_dim helpers start the other axes at a zero of the index's type, as JAX.
+    got = jit_compiled(lambda a, i: lax.dynamic_slice_in_dim(a, i, 1, axis=1), x + jnp.arange(3.0), jnp.int8(2))
+    np.testing.assert_array_equal(np.asarray(got), [[2], [2], [2]])
+    got = lax.dynamic_update_slice_in_dim(x, jnp.ones((3, 1)), jnp.uint8(1), axis=1)
+    np.testing.assert_array_equal(np.asarray(got)[:, 1], [1, 1, 1])
+
+
+@pytest.mark.parametrize("op,name", [("add", "add"), ("subtract", "sub"), ("multiply", "mul"),
+                                     ("divide", "mul"), ("power", "mul")])
+def test_bool_at_arithmetic_raises(op, name):
+    x, i = jnp.array([True, False]), jnp.array([1])
+    with pytest.raises(TypeError, match=f"{name} does not accept dtype bool at position 0"):
+        getattr(x.at[i], op)(True)
+    with pytest.raises(TypeError, match=f"{name} does not accept dtype bool"):
+        numjax.jit(lambda a: getattr(a.at[i], op)(True))(x)
+
+
+def test_bool_at_set_min_max_work():
+    x, i = jnp.array([True, False]), jnp.array([1])
+    for op, expected in [("set", [True, True]), ("min", [True, False]), ("max", [True, True])]:
+        eager, jitted = _eager_and_jit(lambda a: getattr(a.at[i], op)(True), x)
+        np.testing.assert_array_equal(eager, expected)
+        np.testing.assert_array_equal(jitted, eager)
+
+
+def test_take_modes_and_put_with_wide_indices_x64(x64):
+    # jnp.take keeps the index type (clip and wrap work in it; fill wraps into int32 in the
+    # gather); take_along_axis converts to int32 before normalizing; put clamps like JAX's
+    # unravel_index.  Literal values from JAX 0.10.2.
+    x = jnp.arange(5.0)
+    i = jnp.array([2**32 - 1, 2**31, 1], jnp.uint32)
+    cases = [
+        (lambda a, j: jnp.take(a, j, mode="clip"), i, [4, 4, 1]),
+        (lambda a, j: jnp.take(a, j, mode="wrap"), i, [0, 3, 1]),
+        (lambda a, j: jnp.take_along_axis(a, j, axis=0), i, [4, np.nan, 1]),
+        (lambda a, j: jnp.take_along_axis(a, j, axis=0, mode="clip"), i, [4, 0, 1]),
+        (lambda a, j: jnp.put(a, j, 100.0, inplace=False), i, [0, 100, 2, 3, 100]),
+        (lambda a, j: jnp.put(a, j, 100.0, inplace=False, mode="clip"), i, [0, 100, 2, 3, 100]),
+        (lambda a, j: jnp.take(a, j, mode="clip"), jnp.array([2**32 + 1, -2**40], jnp.int64), [4, 0]),
+        (lambda a, j: jnp.put(a, j, 100.0, inplace=False), jnp.array([2**31 - 1, -2**31, -3], jnp.int32),
+         [100, 1, 100, 3, 100]),
+    ]
+    for fn, j, expected in cases:
+        eager, jitted = _eager_and_jit(fn, x, j)
+        np.testing.assert_array_equal(eager, expected)
+        np.testing.assert_array_equal(jitted, eager)
+
+
+def test_at_update_with_nothing_to_update_returns_operand():
+    # As JAX: an empty update skips the scatter, so even bool add (a TypeError otherwise) works.
+    x = jnp.array([False, True])
+    fn = lambda a, i, u: a.at[i].add(u)
+    eager, jitted = _eager_and_jit(fn, x, jnp.zeros((0,), jnp.int8), jnp.zeros((0,), bool))
+    np.testing.assert_array_equal(eager, [False, True])
+    np.testing.assert_array_equal(jitted, eager)

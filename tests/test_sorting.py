@@ -215,6 +215,16 @@ def test_partition_matches_jax():
     assert all(sorted(r) == list(range(8)) for r in idx.tolist())
 
 
+@pytest.mark.parametrize("dt", [np.uint8, np.uint32])
+def test_partition_of_unsigned(dt):
+    # Unsigned values cannot be negated to flip the order (0 and 255 would swap places);
+    # expected values from JAX 0.10.2.
+    x = np.array([200, 3, 0, 7, 255, 1, 3], dt)
+    np.testing.assert_array_equal(jnp.partition(x, 2), [0, 1, 3, 255, 200, 7, 3])
+    np.testing.assert_array_equal(jnp.argpartition(x, 2), [2, 5, 1, 0, 3, 4, 6])
+    np.testing.assert_array_equal(jnp.partition(x, 5), [0, 1, 3, 3, 7, 200, 255])
+
+
 def test_quantile_nearest_rounds_ties_down_as_jax():
     # numpy rounds 1.5 to 2; JAX 0.10.2 picks the lower entry on ties.
     out = jnp.quantile(np.arange(4.), np.array([0.5, 1 / 6, 0.5 / 3]), method="nearest")

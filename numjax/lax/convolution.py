@@ -23,6 +23,7 @@ import numpy as np
 from numjax.array import c_contiguous as _c_contiguous
 
 from .. import dtypes
+from .._fp_quiet import quietly
 from ..array import Array, to_numpy
 from ..blas_threads import call_limited
 from ..core import ShapedArray, get_aval
@@ -254,6 +255,7 @@ def window_view(x, axes, window, strides, dilation):
                                            tuple(st) + tuple(extra_strides), writeable=False)
 
 
+@quietly     # inf * 0 in the matmuls: NaN without numpy's RuntimeWarnings, as XLA
 def conv_numpy(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                feature_group_count, batch_group_count, out_dtype):
     """conv_general_dilated on numpy arrays: im2col patches, then one matmul per group."""

@@ -4,9 +4,12 @@ Each primitive is defined from its numpy implementation and its dtype rule.
 Differentiation and batching rules are registered by their interpreter
 modules' helpers beside these definitions as those transformations land.
 """
+import enum
+
 import numpy as np
 
 from .. import core, dtypes
+from .._fp_quiet import enter as quiet_enter, leave as quiet_leave, quietly
 from ..array import Array, to_numpy
 from ..core import ShapedArray
 from ..jaxpr import param_printers
@@ -42,7 +45,11 @@ def _nary_abstract(name, kinds=None, accepted="", out_dtype=None):
 def _eager(np_fn, out_bool=False):
     def impl(*args):
         vals = [to_numpy(a) for a in args]
-        out = np.asarray(np_fn(*vals))
+        token = quiet_enter()     # NaN/inf results without numpy's RuntimeWarnings, as JAX
+        try:
+            out = np.asarray(np_fn(*vals))
+        finally:
+            quiet_leave(token)
         weak = True
         for a in args:
             if not getattr(a, "weak_type", False):
@@ -67,19 +74,40 @@ def _binary(name, np_fn, kinds=None, accepted="", compare=False):
 
 
 def _errstate(fn):
-    def wrapped(*args):
-        with np.errstate(all="ignore"):
-            return fn(*args)
-    return wrapped
+    # (The _eager wrapper already silences numpy's floating-point warnings; this keeps them
+    # off for functions called outside it too.)
+    return quietly(fn)
+
+
+# float64 functions the compiled code takes from its own vector math (lowering/kernels.py's
+# XLA_F64_*); the others call libm there, as numpy does here.
+_COMPILED_F64 = frozenset(["exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos",
+                           "erf", "erf_inv", "pow"])
+
+
+def _libm(name, np_fn, f32=False):
+    """np_fn, except for float64 (and float32 with ``f32``): libm's function, which the
+    compiled code calls, where numpy has its own implementation with other roundings."""
+    def fn(x):
+        if (x.dtype == np.float64 or (f32 and x.dtype == np.float32)) and np.size(x):
+            from .. import dispatch   # lazy: numjax imports without Numba
+            return dispatch.cpu_library("kernels").libm(name, x)
+        return np_fn(x)
+    return fn
 
 
 def _xla_f32(name, np_fn):
-    """np_fn, except that float32 goes through the compiled code's kernel (XLA's formula),
-    so eager results equal jitted ones bit for bit."""
+    """np_fn, except that float32 (and float64 where the compiled code has its own formula)
+    goes through the compiled code's kernel, so eager results equal jitted ones bit for bit."""
+    f64 = name in _COMPILED_F64
+
     def fn(*xs):
-        if xs[0].dtype == np.float32:
+        # (an empty operand has nothing to compute: numpy's shape rules give the empty result)
+        dtype = xs[0].dtype
+        if (dtype == np.float32 or (f64 and dtype == np.float64)) and all(np.size(x) for x in xs):
             from .. import dispatch   # lazy: numjax imports without Numba
-            return dispatch.cpu_library("kernels").xla_f32(name, *xs)
+            kernels = dispatch.cpu_library("kernels")
+            return (kernels.xla_f32 if dtype == np.float32 else kernels.xla_f64)(name, *xs)
         return np_fn(*xs)
     return fn
 
@@ -151,11 +179,32 @@ def _round_away(x, rounding_method=0):
         return np.where(np.abs(x - whole) >= 0.5, whole + np.copysign(np.ones_like(x), x), whole)
 
 
+def _exp2(x):
+    # XLA's exp2 is exp(ln 2 * x), the constant and the product in x's own dtype.
+    return _xla_f32("exp", np.exp)(np.multiply(np.asarray(np.log(2), x.dtype), x, dtype=x.dtype))
+
+
+def _signed_zero_extremum(out, x, y, is_max):
+    """numpy's maximum/minimum ``out`` of ``x`` and ``y`` with XLA's signed zeros: of +0 and
+    -0 (in either order) max is +0 and min is -0, where numpy returns one operand."""
+    if dtypes.kind(out.dtype) != "f":
+        return out
+    with np.errstate(all="ignore"):
+        tie = (x == 0) & (y == 0)
+        if not tie.any():
+            return out
+        # +0 + -0 is +0 and -0 + -0 is -0: the sum of two zeros is their max; min mirrors it.
+        zero = np.add(x, y) if is_max else np.negative(np.add(np.negative(x), np.negative(y)))
+        return np.where(tie, zero, out)
+
+
 def _logistic(x):
     return 1 / (1 + np.exp(-x))
 
 
 def _sign(x):
+    if x.dtype.kind == "f":
+        return np.copysign(np.sign(x), x)   # JAX keeps the sign of zeros (and of NaNs)
     return np.sign(x)
 
 
@@ -164,9 +213,9 @@ add_p = _binary("add", np.add)
 sub_p = _binary("sub", np.subtract)
 mul_p = _binary("mul", np.multiply)
 div_p = _binary("div", _errstate(_int_div))
-rem_p = _binary("rem", _errstate(_int_rem))
-max_p = _binary("max", np.maximum)
-min_p = _binary("min", np.minimum)
+rem_p = _binary("rem", _errstate(_int_rem), "iuf", "integer, floating")
+max_p = _binary("max", lambda x, y: _signed_zero_extremum(np.maximum(x, y), x, y, True))
+min_p = _binary("min", lambda x, y: _signed_zero_extremum(np.minimum(x, y), x, y, False))
 pow_p = _binary("pow", _errstate(_xla_f32("pow", np.power)), _FLOAT, _FLOAT_DESC)
 atan2_p = _binary("atan2", _xla_f32("atan2", np.arctan2), "f", "floating")
 nextafter_p = _binary("nextafter", np.nextafter, "f", "floating")
@@ -185,7 +234,11 @@ def _abs_dtype(dtype):
 
 
 def _abs_abstract(x):
-    check_dtype_kind("abs", x, _NUM, "number")
+    check_dtype_kind("abs", x, "ifc", "floating, complexfloating, signedinteger")
+    if x.dtype in (dtypes.int4, dtypes.int2):
+        raise TypeError(f"abs does not accept dtype {x.dtype.name}. Support for narrow-width integers is "
+                        "platform-dependent and limited to a few specific operations, e.g. basic arithmetic "
+                        "and type casting. Convert to int8 first (x.astype(jnp.int8)).")
     return x.update(dtype=_abs_dtype(x.dtype))
 
 
@@ -193,7 +246,7 @@ abs_p = make_primitive("abs", _abs_impl, _abs_abstract, elementwise=True)
 
 # ---------------------------------------------------------------- transcendental
 exp_p = _unary("exp", _errstate(_xla_f32("exp", np.exp)))
-exp2_p = _unary("exp2", _errstate(np.exp2))
+exp2_p = _unary("exp2", _errstate(_exp2))
 log_p = _unary("log", _errstate(_xla_f32("log", np.log)))
 log1p_p = _unary("log1p", _errstate(_xla_f32("log1p", np.log1p)))
 expm1_p = _unary("expm1", _errstate(_xla_f32("expm1", np.expm1)))
@@ -201,18 +254,18 @@ tanh_p = _unary("tanh", _xla_f32("tanh", np.tanh))
 logistic_p = _unary("logistic", _errstate(_xla_f32("logistic", _logistic)))
 sin_p = _unary("sin", _errstate(_xla_f32("sin", np.sin)))
 cos_p = _unary("cos", _errstate(_xla_f32("cos", np.cos)))
-tan_p = _unary("tan", _errstate(_xla_f32("tan", np.tan)))
+tan_p = _unary("tan", _errstate(_xla_f32("tan", _libm("tan", np.tan))))
 asin_p = _unary("asin", _errstate(np.arcsin))
 acos_p = _unary("acos", _errstate(np.arccos))
-atan_p = _unary("atan", _xla_f32("atan", np.arctan))
+atan_p = _unary("atan", _xla_f32("atan", _libm("atan", np.arctan)))
 sinh_p = _unary("sinh", _errstate(np.sinh))
 cosh_p = _unary("cosh", _errstate(np.cosh))
-asinh_p = _unary("asinh", np.arcsinh)
+asinh_p = _unary("asinh", _xla_f32("asinh", _libm("asinh", np.arcsinh)))
 acosh_p = _unary("acosh", _errstate(np.arccosh))
 atanh_p = _unary("atanh", _errstate(np.arctanh))
 sqrt_p = _unary("sqrt", _errstate(np.sqrt))
 rsqrt_p = _unary("rsqrt", _errstate(lambda x: 1 / np.sqrt(x)))
-cbrt_p = _unary("cbrt", np.cbrt, "f", "floating")
+cbrt_p = _unary("cbrt", _libm("cbrt", np.cbrt, f32=True), "f", "floating")
 floor_p = _unary("floor", np.floor, "f", "floating")
 ceil_p = _unary("ceil", np.ceil, "f", "floating")
 is_finite_p = make_primitive(
@@ -348,22 +401,16 @@ convert_element_type_p = make_primitive("convert_element_type", _convert_impl, _
 param_printers[convert_element_type_p] = lambda p: {"new_dtype": p["new_dtype"], "weak_type": p["weak_type"]}
 
 
-def _bitcast_impl(x, *, new_dtype):
-    return Array(to_numpy(x).view(new_dtype), False)
-
-
-def _bitcast_abstract(x, *, new_dtype):
-    if np.dtype(new_dtype).itemsize != x.dtype.itemsize:
-        raise TypeError("bitcast_convert_type between types of different widths is not supported")
-    return ShapedArray(x.shape, new_dtype, False)
-
-
-bitcast_convert_type_p = make_primitive("bitcast_convert_type", _bitcast_impl, _bitcast_abstract, elementwise=True)
+from .bits import bitcast_convert_type, bitcast_convert_type_p  # noqa: E402,F401  (lax's names)
 
 
 def _clamp_impl(lo, x, hi):
-    v = np.clip(to_numpy(x), to_numpy(lo), to_numpy(hi))
-    return Array(np.asarray(v, dtype=to_numpy(x).dtype), getattr(x, "weak_type", False))
+    # min(max(x, lo), hi) with XLA's max and min (signed zeros included), as the compiled rule.
+    weak = all(getattr(a, "weak_type", False) for a in (lo, x, hi))   # JAX's n-ary rule
+    lo, v, hi = to_numpy(lo), to_numpy(x), to_numpy(hi)
+    above = _signed_zero_extremum(np.maximum(v, lo), v, lo, True)
+    v = _signed_zero_extremum(np.minimum(above, hi), above, hi, False)
+    return Array(np.asarray(v, dtype=to_numpy(x).dtype), weak)
 
 
 def _clamp_abstract(lo, x, hi):
@@ -372,7 +419,7 @@ def _clamp_abstract(lo, x, hi):
         if b.shape and b.shape != x.shape:
             raise TypeError(f"clamp requires min and max to be scalars or have the same shape as "
                             f"operand, got {lo.shape}, {x.shape}, {hi.shape}.")
-    return x
+    return ShapedArray(x.shape, x.dtype, all_weak((lo, x, hi)))
 
 
 clamp_p = make_primitive("clamp", _clamp_impl, _clamp_abstract, elementwise=True)
@@ -424,15 +471,33 @@ def logistic(x):
 
 
 def integer_pow(x, y):
-    return integer_pow_p.bind(x, y=int(y))
+    return integer_pow_p.bind(x, y=_integer_exponent(y))
+
+
+def _integer_exponent(y):
+    """``y`` as a Python int: an int, a numpy integer or bool, or a float with an integral value
+    (JAX takes ``2.0``); anything else is JAX's TypeError."""
+    if isinstance(y, (int, np.integer, np.bool_)):
+        return int(y)
+    if isinstance(y, (float, np.floating)) and float(y).is_integer():
+        return int(y)
+    raise TypeError(f"integer_pow requires an integer exponent y, got {y!r} of type {type(y).__name__}: "
+                    "pass a Python int, or use lax.pow (jnp.power) for a non-integer or array exponent.")
 
 
 def square(x):
     return integer_pow_p.bind(x, y=2)
 
 
-def round(x, rounding_method=0):  # noqa: A001
-    return round_p.bind(x, rounding_method=int(rounding_method))
+class RoundingMethod(enum.IntEnum):
+    """How lax.round treats halfway values (the values are JAX's, so plain ints also work)."""
+    AWAY_FROM_ZERO = 0    # 0.5 -> 1, -0.5 -> -1
+    TO_NEAREST_EVEN = 1   # 0.5 -> 0, 1.5 -> 2
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001
+    # An unknown method raises RoundingMethod's ValueError, as in JAX.
+    return round_p.bind(x, rounding_method=int(RoundingMethod(rounding_method)))
 
 
 def select_n(which, *cases):
@@ -449,7 +514,8 @@ def clamp(min, x, max):  # noqa: A002
 
 
 def convert_element_type(operand, new_dtype):
-    new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    # A requested 64-bit type with x64 off warns as JAX does; object/str dtypes are refused.
+    new_dtype = dtypes.check_user_dtype(new_dtype, "convert_element_type")
     aval = core.get_aval(operand)
     if aval.dtype == new_dtype and not aval.weak_type and not isinstance(operand, (int, float, complex)):
         return operand
@@ -464,10 +530,6 @@ def _convert_element_type(operand, new_dtype, weak_type=False):
         return operand
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
                                        sharding=None)
-
-
-def bitcast_convert_type(operand, new_dtype):
-    return bitcast_convert_type_p.bind(operand, new_dtype=np.dtype(new_dtype))
 
 
 # ---------------------------------------------------------------- differentiation rules
@@ -605,8 +667,8 @@ def _trunc(v):
 defjvp(rem_p, lambda t, x, y: t, lambda t, x, y: neg(mul(t, _trunc(div(x, y)))))
 for _p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
            and_p, or_p, xor_p, not_p, shift_left_p, shift_right_logical_p,
-           shift_right_arithmetic_p, nextafter_p, bitcast_convert_type_p):
-    defjvp_zero(_p)     # bitcast too: reinterpreted bits carry no derivative (as JAX)
+           shift_right_arithmetic_p, nextafter_p):
+    defjvp_zero(_p)
 
 
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False, sharding=None):
@@ -701,8 +763,7 @@ def stop_gradient(x):
 # ---------------------------------------------------------------- batching rules
 from ..interpreters import batching  # noqa: E402
 
-for _p in list(_UNARY_PRIMS.values()) + [integer_pow_p, round_p, convert_element_type_p,
-                                         bitcast_convert_type_p, stop_gradient_p]:
+for _p in list(_UNARY_PRIMS.values()) + [integer_pow_p, round_p, convert_element_type_p, stop_gradient_p]:
     batching.defvectorized(_p)
 for _p in list(_BINARY_PRIMS.values()) + [add_any_p]:
     batching.defbroadcasting(_p)

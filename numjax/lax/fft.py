@@ -4,6 +4,7 @@ import enum
 import numpy as np
 
 from .. import dtypes
+from .._fp_quiet import quietly
 from ..array import Array, c_contiguous, to_numpy
 from ..core import ShapedArray, get_aval
 from ._base import make_primitive
@@ -31,6 +32,7 @@ def _real_dtype(dt):
     return np.finfo(dt).dtype
 
 
+@quietly     # inf and NaN inputs: NaN outputs without numpy's RuntimeWarnings, as XLA
 def _fft_impl(x, *, fft_type, fft_lengths):
     v = to_numpy(x)
     k = len(fft_lengths)

@@ -52,7 +52,17 @@ def _dynamic_slice_impl(x, *starts, slice_sizes):
     return Array(v[idx], getattr(x, "weak_type", False))
 
 
+def _check_start_dtypes(name, starts, sep=":"):
+    """JAX requires the start indices of a dynamic slice (update) to share one integer type."""
+    dts = [s.dtype for s in starts]
+    if any(dt != dts[0] or dtypes.kind(dt) not in "iu" for dt in dts):
+        raise TypeError(f"index arguments to {name} must be integers of the same type, got{sep} "
+                        f"{', '.join(dt.name for dt in dts)}. Cast the start indices to one type, "
+                        f"e.g. each with .astype(jnp.int32).")
+
+
 def _dynamic_slice_abstract(x, *starts, slice_sizes):
+    _check_start_dtypes("dynamic_slice", starts)
     if len(starts) != x.ndim:
         raise TypeError(f"dynamic_slice start_indices must have length equal to the number of "
                         f"dimensions of the operand, got {len(starts)} for operand shape {x.shape}.")
@@ -117,6 +127,7 @@ def _dus_impl(x, update, *starts):
 
 
 def _dus_abstract(x, update, *starts):
+    _check_start_dtypes("dynamic_update_slice", starts, sep="")
     if update.ndim != x.ndim or any(u > n for u, n in zip(update.shape, x.shape)):
         raise TypeError(f"dynamic_update_slice update shape must be smaller than operand shape, "
                         f"got update shape {update.shape} for operand shape {x.shape}.")
@@ -243,12 +254,12 @@ def _dus_batch(vals, dims):
 
 
 def _batched_starts(starts, dims, size):
-    """Scalar start indices (batched or not) as one (size, n) int32 index array."""
-    from .elementwise import convert_element_type
+    """Scalar start indices (batched or not, all of one type) as one (size, n) index array of
+    that type: the clamping gather then clamps in it, so a uint32 2**32 - 1 is past the end
+    (as in JAX), not -1."""
     from .shape import broadcast_in_dim, concatenate
     cols = []
     for s, d in zip(starts, dims):
-        s = convert_element_type(s, np.int32)
         cols.append(broadcast_in_dim(s, (size, 1), () if d is batching.not_mapped else (0,)))
     if not cols:
         return Array(np.zeros((size, 0), np.int32), False)
@@ -408,14 +419,33 @@ def _gather_abstract(operand, indices, *, dimension_numbers, slice_sizes, mode, 
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
-def _starts(shape, idx, index_map, sizes, op_batch, idx_batch):
+def gather_index_wrap_dtype(mode, shape):
+    """The type a FILL_OR_DROP gather converts its indices to before checking their range, as
+    JAX lowers it (int32; int64 for an operand dim past int32's range), so an int64 index
+    2**32 + 1 reads element 1; None for the other modes, which clamp in the index type."""
+    if mode is not GatherScatterMode.FILL_OR_DROP:
+        return None
+    return np.dtype(np.int64 if any(n > np.iinfo(np.int32).max for n in shape) else np.int32)
+
+
+def _index_as_int64(s, wrap):
+    """Index values as int64 with the same in-range verdict: wrapped into ``wrap`` when given;
+    a uint64 past int64's range saturates (it is out of range either way)."""
+    if wrap is not None:
+        return s.astype(wrap).astype(np.int64)
+    if s.dtype == np.uint64:
+        return np.minimum(s, np.uint64(np.iinfo(np.int64).max)).astype(np.int64)
+    return s.astype(np.int64)
+
+
+def _starts(shape, idx, index_map, sizes, op_batch, idx_batch, wrap=None):
     """Per operand dim, the window start for each index batch position (clamped into range),
     and which positions had every start in range."""
     batch_shape = idx.shape[:-1]
     starts = [np.zeros(batch_shape, np.int64) for _ in shape]
     ok = np.ones(batch_shape, bool)
     for k, d in enumerate(index_map):
-        s = idx[..., k].astype(np.int64)
+        s = _index_as_int64(idx[..., k], wrap)
         hi = shape[d] - sizes[d]
         ok &= (s >= 0) & (s <= hi)
         starts[d] = np.clip(s, 0, max(hi, 0))
@@ -448,7 +478,7 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, mode, fill
     batch_shape = idx.shape[:-1]
     window = _window_dims(x.ndim, dn.collapsed_slice_dims, dn.operand_batching_dims)
     starts, ok = _starts(x.shape, idx, dn.start_index_map, slice_sizes, dn.operand_batching_dims,
-                         dn.start_indices_batching_dims)
+                         dn.start_indices_batching_dims, gather_index_wrap_dtype(mode, x.shape))
     ix = _window_index(x.shape, starts, batch_shape, window, slice_sizes)
     out = x.reshape((1,) + x.shape)[ix] if all(k > 0 for k in slice_sizes) else \
         np.empty(ix[0].shape, x.dtype)
@@ -482,10 +512,26 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
                          unique_indices=bool(unique_indices))
 
 
+# The scatters that combine with arithmetic, by the combining op JAX names in its error.
+_ARITHMETIC_SCATTERS = {"scatter-add": "add", "scatter-sub": "sub", "scatter-mul": "mul"}
+
+
+def _check_arithmetic_dtype(name, dtype):
+    """As in JAX, adding, subtracting or multiplying into a bool array is a TypeError (bool has
+    no arithmetic), while set, min and max work."""
+    op = _ARITHMETIC_SCATTERS.get(name)
+    if op is not None and dtype == np.bool_:
+        raise TypeError(f"{op} does not accept dtype bool at position 0. Accepted dtypes at "
+                        f"position 0 are subtypes of integer, floating, complexfloating. {name} "
+                        f"needs a numeric operand: cast the bool array first, e.g. x.astype(jnp.int32), "
+                        f"or use .at[...].max / .min / .set for logical or / and / assignment.")
+
+
 def _scatter_abstract(name):
     def rule(operand, indices, updates, *, dimension_numbers, indices_are_sorted, unique_indices,
              mode, update_jaxpr, update_consts):
         dn, nd = dimension_numbers, operand.ndim
+        _check_arithmetic_dtype(name, operand.dtype)
         _check_indices(name, indices, len(dn.scatter_dims_to_operand_dims), "scatter_dims_to_operand_dims")
         if updates.dtype != operand.dtype:
             raise TypeError(f"{name} requires updates of the operand's dtype; got operand "
@@ -544,9 +590,24 @@ def _scatter_impl(np_combine):
             elif np_combine is None:
                 out[ix] = u
             else:
-                np_combine.at(out, ix, u)
+                _combine_at(np_combine, out, ix, u)
         return Array(out.reshape(x.shape), getattr(operand, "weak_type", False))
     return impl
+
+
+def _combine_at(ufunc, out, ix, u):
+    """``ufunc.at``, with XLA's signed zeros for max (min): a zero result is +0 (-0) where the
+    operand or any update there was +0 (-0), whichever numpy kept."""
+    if ufunc not in (np.maximum, np.minimum) or out.dtype.kind != "f" and "float" not in out.dtype.name:
+        ufunc.at(out, ix, u)
+        return
+    negative = ufunc is np.minimum
+    wanted = (out == 0) & (np.signbit(out) == negative)
+    u = np.broadcast_to(u, out[ix].shape) if np.ndim(u) == 0 else u
+    np.logical_or.at(wanted, ix, (u == 0) & (np.signbit(u) == negative))
+    ufunc.at(out, ix, u)
+    zero = np.negative(np.zeros((), out.dtype)) if negative else np.zeros((), out.dtype)
+    np.copyto(out, zero, where=(out == 0) & wanted)
 
 
 def _apply_sequentially(out, ix, u, jaxpr, consts):

@@ -34,7 +34,7 @@ def _dot_general_abstract(lhs, rhs, *, dimension_numbers, precision=None, prefer
     if preferred_element_type is not None:
         dt = np.dtype(preferred_element_type)
     else:
-        dt = lhs.dtype
+        dt = _dot_result_dtype(lhs.dtype, rhs.dtype)
     return ShapedArray(shape, dt, lhs.weak_type and rhs.weak_type)
 
 
@@ -51,6 +51,9 @@ def dot_general_numpy(lv, rv, dimension_numbers, out_dtype):
     # Infinities times zeros give NaNs, as in XLA, without numpy's RuntimeWarning.
     with np.errstate(all="ignore"):
         out = np.matmul(l2.astype(acc, copy=False), r2.astype(acc, copy=False))
+        if out.dtype.kind in "fc":
+            # XLA's sums start from +0, so a zero result is +0 (BLAS may give -0 from -0 terms)
+            out += out.dtype.type(0)
     shape = [lv.shape[i] for i in lb] + [lv.shape[i] for i in lfree] + [rv.shape[i] for i in rfree]
     return out.reshape(shape).astype(out_dtype, copy=False)
 
@@ -58,7 +61,7 @@ def dot_general_numpy(lv, rv, dimension_numbers, out_dtype):
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None,
                       out_sharding=None):
     lv, rv = to_numpy(lhs), to_numpy(rhs)
-    dt = lv.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
+    dt = _dot_result_dtype(lv.dtype, rv.dtype) if preferred_element_type is None else np.dtype(preferred_element_type)
     out = call_limited(dot_general_numpy, lv, rv, dimension_numbers, dt)
     weak = getattr(lhs, "weak_type", False) and getattr(rhs, "weak_type", False)
     return Array(_c_contiguous(out), weak)
@@ -81,23 +84,59 @@ def _print_dot_general(p):
 param_printers[dot_general_p] = _print_dot_general
 
 
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None):
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(map(int, lc)), tuple(map(int, rc))), (tuple(map(int, lb)), tuple(map(int, rb))))
     la, ra = get_aval(lhs), get_aval(rhs)
-    if la.dtype != ra.dtype:
-        raise TypeError(f"dot_general requires operands of the same dtype, got {la.dtype.name} "
-                        f"and {ra.dtype.name}.")
-    pet = dtypes.canonicalize_dtype(preferred_element_type or la.dtype)
+    result = _dot_result_dtype(la.dtype, ra.dtype)
+    if preferred_element_type is not None:
+        preferred = np.dtype(dtypes.check_user_dtype(preferred_element_type, "dot"))
+        result = _upcast(result, preferred)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
-                              preferred_element_type=pet, out_sharding=None)
+                              preferred_element_type=result, out_sharding=None)
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
+def _precision_rank(dt):
+    """XLA's order of operand types (HigherPrecisionType): complex, then exponent range, then
+    mantissa bits, then width, then signed over unsigned.  The higher one is a mixed product's
+    result type."""
+    real = np.dtype(dtypes.finfo(dt).dtype) if dtypes.kind(dt) == "c" else np.dtype(dt)
+    floating = dtypes.kind(real) == "f"
+    info = dtypes.finfo(real) if floating else None
+    width = 1 if real == np.bool_ else dtypes.itemsize_bits(real)
+    return (dtypes.kind(dt) == "c", info.maxexp if floating else -1, info.nmant if floating else -1,
+            width, dtypes.kind(real) != "u")
+
+
+def _dot_result_dtype(lhs_dtype, rhs_dtype):
+    lr, rr = _precision_rank(lhs_dtype), _precision_rank(rhs_dtype)
+    if lr == rr and lhs_dtype != rhs_dtype:
+        raise TypeError(f"lax.dot_general argument type error: {np.dtype(lhs_dtype).name}, "
+                        f"{np.dtype(rhs_dtype).name}: neither type holds the other's values; cast one "
+                        "operand to the other's dtype first.")
+    return np.dtype(lhs_dtype if lr >= rr else rhs_dtype)
+
+
+def _upcast(result, preferred):
+    # preferred_element_type may widen an integer result, never narrow it (floats may go either way)
+    width = lambda dt: _precision_rank(dt)[3]   # noqa: E731
+    if preferred != result and dtypes.kind(result) != "f" and width(preferred) < width(result):
+        raise TypeError("`preferred_element_type` must not be narrower than the original type, got "
+                        f"preferred_element_type of {preferred.name} for result type of {result.name}.")
+    return preferred
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None, *, dimension_numbers=None, out_sharding=None):
     la, ra = get_aval(lhs), get_aval(rhs)
-    if la.ndim in (1, 2) and ra.ndim in (1, 2) and la.shape[-1] == ra.shape[0]:
-        return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
-    raise TypeError(f"Incompatible shapes for dot: got {la.shape} and {ra.shape}.")
+    if dimension_numbers is None:
+        if not (la.ndim in (1, 2) and ra.ndim in (1, 2) and la.shape[-1] == ra.shape[0]):
+            raise ValueError("jax.lax.dot: dimension_numbers must be specified when not performing simple "
+                             "un-batched matrix-matrix, matrix-vector, or vector-vector products; got "
+                             f"lhs_shape={la.shape} rhs_shape={ra.shape}. The last axis of lhs must match the "
+                             "first axis of rhs: use jnp.dot/jnp.matmul for broadcasting products, or pass "
+                             "dimension_numbers (as lax.dot_general takes them).")
+        dimension_numbers = (((la.ndim - 1,), (0,)), ((), ()))
+    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
 
 
 # ---------------------------------------------------------------- differentiation rules

@@ -107,6 +107,29 @@ def _float_to_narrow_int(x, *, new_dtype, weak_type=False, sharding=None):
     return _convert(_convert(clamped, COMPUTE_DTYPES[new_dtype]), new_dtype, weak_type)
 
 
+def _exp2_expansion(x):
+    # XLA's exp2, exp(ln 2 * x): the constant and the product round to the narrow type first.
+    from . import elementwise as ew
+    return ew.exp_p.bind(ew.mul_p.bind(_const(np.log(2), core.get_aval(x).dtype), x))
+
+
+def _bit_count_narrow(prim):
+    """population_count / clz of a narrow int, in 32 bits: clz of its own bits (less the 28 or 30
+    leading zeros the wider word adds).  population_count counts its own bits too, except that
+    XLA's CPU backend counts an int4 in its int8 sign extension (-1 has 8 set bits, which wrap
+    to -8), and JAX 0.10.2 gives that."""
+    def expansion(x):
+        from . import elementwise as ew
+        dt = core.get_aval(x).dtype
+        width = 8 if (prim.name == "population_count" and dt == dtypes.int4) else int_bits(dt)
+        bits = ew.and_p.bind(_convert(x, dtypes.int32), _const((1 << width) - 1, dtypes.int32))
+        out = prim.bind(bits)
+        if prim.name == "clz":
+            out = ew.sub_p.bind(out, _const(32 - int_bits(dt), dtypes.int32))
+        return _convert(out, dt)
+    return expansion
+
+
 def _srl_signed_narrow(x, y):
     """Logical right shift of a signed narrow int: of its own bits, not of the 32-bit sign
     extension (a negative int4 shifted right by one is positive)."""
@@ -132,11 +155,15 @@ def expansion_for(prim, in_dtypes, params):
     name = prim.name
     if name == "logistic" and in_dtypes[0] in _LOW:
         return _logistic_expansion
+    if name == "exp2" and (in_dtypes[0] in _LOW or in_dtypes[0] == dtypes.float16):
+        return _exp2_expansion     # (float16 too: the compiled code widens it as well)
     if name == "convert_element_type":
         if params["new_dtype"] in NARROW_INTS and dtypes.kind(in_dtypes[0]) == "f":
             return _float_to_narrow_int
         return None
     dt = in_dtypes[0] if in_dtypes else None
+    if name in ("population_count", "clz") and dt in NARROW_INTS:
+        return _bit_count_narrow(prim)
     if name == "shift_right_logical" and NARROW_INTS.get(dt) == dtypes.int32:
         return _srl_signed_narrow
     if name == "shift_right_arithmetic" and NARROW_INTS.get(dt) == dtypes.uint32:

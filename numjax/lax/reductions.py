@@ -35,13 +35,37 @@ def _reduce_impl(np_fn):
 def _np_max(v, axis):
     if v.size == 0:
         return np.full([s for i, s in enumerate(v.shape) if i not in axis], _identity_max(v.dtype), v.dtype)
-    return np.max(v, axis=axis)
+    return _signed_zeros(np.max(v, axis=axis), v, axis, True)
 
 
 def _np_min(v, axis):
     if v.size == 0:
         return np.full([s for i, s in enumerate(v.shape) if i not in axis], _identity_min(v.dtype), v.dtype)
-    return np.min(v, axis=axis)
+    return _signed_zeros(np.min(v, axis=axis), v, axis, False)
+
+
+def _zeros_of_sign(v, negative):
+    return (v == 0) & (np.signbit(v) if negative else ~np.signbit(v))
+
+
+def _signed_zeros(out, v, axis, is_max):
+    """XLA's signed zeros in a max (min) reduction: a zero result is +0 (-0) when any reduced
+    zero is, whichever numpy happened to keep."""
+    out = np.asarray(out)
+    if dtypes.kind(v.dtype) != "f" or not (out == 0).any():
+        return out
+    wanted = np.any(_zeros_of_sign(v, not is_max), axis=axis)
+    zero = np.zeros((), v.dtype) if is_max else np.negative(np.zeros((), v.dtype))
+    return np.where((out == 0) & wanted, zero, out)
+
+
+def _signed_zero_cumulative(out, v, axis, is_max):
+    """The same for cummax (cummin): a zero running value is +0 (-0) once a +0 (-0) was seen."""
+    if dtypes.kind(v.dtype) != "f" or not (out == 0).any():
+        return out
+    seen = np.logical_or.accumulate(_zeros_of_sign(v, not is_max), axis=axis)
+    zero = np.zeros((), v.dtype) if is_max else np.negative(np.zeros((), v.dtype))
+    return np.where((out == 0) & seen, zero, out)
 
 
 def _identity_max(dt):
@@ -140,7 +164,7 @@ def _cum_impl(np_accumulate):
             v = np.flip(v, axis)
         # float16 accumulates in float32, as the compiled loops do (see _ordered above).
         wide = v.astype(np.float32) if v.dtype == np.float16 else v
-        with np.errstate(over="ignore"):     # past float16's range: inf, silently as in JAX
+        with np.errstate(all="ignore"):     # inf - inf, past float16's range: silent, as in JAX
             out = np_accumulate(wide, axis=axis).astype(v.dtype)
         if reverse:
             out = np.flip(out, axis)
@@ -156,8 +180,10 @@ def _cum_abstract(x, *, axis, reverse):
 
 cumsum_p = make_primitive("cumsum", _cum_impl(np.cumsum), _cum_abstract)
 cumprod_p = make_primitive("cumprod", _cum_impl(np.cumprod), _cum_abstract)
-cummax_p = make_primitive("cummax", _cum_impl(np.maximum.accumulate), _cum_abstract)
-cummin_p = make_primitive("cummin", _cum_impl(np.minimum.accumulate), _cum_abstract)
+cummax_p = make_primitive("cummax", _cum_impl(
+    lambda v, axis: _signed_zero_cumulative(np.maximum.accumulate(v, axis=axis), v, axis, True)), _cum_abstract)
+cummin_p = make_primitive("cummin", _cum_impl(
+    lambda v, axis: _signed_zero_cumulative(np.minimum.accumulate(v, axis=axis), v, axis, False)), _cum_abstract)
 
 
 def _cumulative(prim):
@@ -393,3 +419,127 @@ def _cumulative_batch(prim):
 
 for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p):
     batching.batch_rules[_p] = _cumulative_batch(_p)
+
+
+# ---------------------------------------------------------------- lax.reduce
+
+def reduce(operands, init_values, computation, dimensions, out_sharding=None):
+    """XLA's Reduce: ``operands`` (a pytree of arrays of one shape) reduced over ``dimensions``
+    with ``computation`` from ``init_values`` (a matching pytree of scalars).  A computation
+    that is a known monoid from its identity (lax.add from 0, lax.max from -inf, ...) is that
+    reduction primitive, as in JAX; any other is folded over the reduced elements in order,
+    one scalar application per output element, as XLA's CPU backend evaluates it."""
+    from .. import tree_util
+    from . import elementwise as ew
+    flat_ops, tree = tree_util.tree_flatten(operands)
+    flat_init, init_tree = tree_util.tree_flatten(init_values)
+    if tree != init_tree:
+        raise ValueError(f"Operands must have the same tree structure as init_values: {tree} vs. {init_tree}")
+    if len(flat_ops) != len(flat_init):
+        raise ValueError(f"Must have same total number of operands as init_values: {len(flat_ops)} vs. "
+                         f"{len(flat_init)}")
+    flat_ops = [x if hasattr(x, "aval") else Array(np.asarray(x, dtypes.dtype_and_weak(x)[0]),
+                                                    dtypes.dtype_and_weak(x)[1]) for x in flat_ops]
+    dims = tuple(int(d) for d in dimensions)
+    monoid = _monoid_reducer(computation, flat_init)
+    if monoid is not None:
+        weak = all(dtypes.dtype_and_weak(x)[1] for x in flat_ops + flat_init)
+        out = monoid(flat_ops[0], dims)
+        return ew._convert_element_type(out, get_aval(out).dtype, weak)
+    return tree_util.tree_unflatten(tree, _fold(computation, tree, flat_ops, flat_init, dims))
+
+
+def _concrete_scalar(x):
+    from ..core import Tracer
+    if isinstance(x, Tracer):
+        x = x._concrete_value()
+        if x is None:
+            return None
+    v = np.asarray(to_numpy(x) if isinstance(x, Array) else x)
+    return v if v.shape == () else None
+
+
+def _monoid_reducer(computation, inits):
+    """The reduction primitive's function when ``computation`` from ``inits`` is its monoid."""
+    from . import elementwise as ew
+    if len(inits) != 1:
+        return None
+    val = _concrete_scalar(inits[0])
+    if val is None:
+        return None
+    dt = dtypes.dtype_and_weak(inits[0])[0]
+    bool_like = dt == np.bool_
+    with np.errstate(all="ignore"):
+        candidates = {
+            ew.add: (reduce_sum, 0), ew.mul: (reduce_prod, 1),
+            ew.max: (reduce_max, _identity_max(dt) if dtypes.kind(dt) != "f" else -_largest(dt)),
+            ew.min: (reduce_min, _identity_min(dt) if dtypes.kind(dt) != "f" else _largest(dt)),
+            ew.bitwise_or: (reduce_or, False) if bool_like else None,     # (numjax's reduce_or/and
+            ew.bitwise_and: (reduce_and, True) if bool_like else None,    #  are boolean only)
+        }
+        found = candidates.get(computation)
+        return found[0] if found is not None and np.equal(val, found[1]) else None
+
+
+def _largest(dt):
+    # inf, or the largest finite value of a float type without infinities (float8_e4m3fn, ...)
+    info = dtypes.finfo(dt)
+    return np.inf if np.isinf(np.asarray(np.inf, dt)) else float(info.max)
+
+
+def _fold(computation, tree, ops, inits, dims):
+    from ..vmap_api import vmap
+    from .control_flow import scan
+    from .shape import broadcast, reshape, transpose
+    avals = [get_aval(x) for x in ops]
+    if len({a.shape for a in avals}) != 1:
+        raise ValueError(f"reduce operands must all have the same shape, got {[a.shape for a in avals]}")
+    shape = avals[0].shape
+    for d in dims:
+        if not 0 <= d < len(shape):
+            raise ValueError(f"reduce: axis {d} is out of bounds for array of dimension {len(shape)}")
+    if not dims:
+        return ops     # nothing reduced: XLA returns the operands
+    inits = [_init_like(i, a) for i, a in zip(inits, avals)]
+    kept = [d for d in range(len(shape)) if d not in dims]
+    n = int(np.prod([shape[d] for d in dims], dtype=np.int64))
+    size = int(np.prod([shape[d] for d in kept], dtype=np.int64))
+    out_shape = tuple(shape[d] for d in kept)
+    # Each operand as (reduced elements, output elements); the computation applies to scalars.
+    xs = [reshape(transpose(x, dims + tuple(kept)), (n, size)) for x in ops]
+    step = vmap(lambda c, x: _apply(computation, tree, c, x, avals))
+
+    def body(carry, x):
+        return step(carry, x), None
+    carry, _ = scan(body, [broadcast(i, (size,)) for i in inits], xs, length=n)
+    return [reshape(c, out_shape) for c in carry]
+
+
+def _init_like(init, aval):
+    from . import elementwise as ew
+    if type(init) in (int, float, complex, bool):
+        return Array(np.asarray(init, aval.dtype), False)
+    init = init if hasattr(init, "aval") or isinstance(init, Array) else Array(np.asarray(init), False)
+    ia = get_aval(init)
+    if ia.shape != ():
+        raise ValueError(f"reduce init_values must be scalars, got shape {ia.shape}")
+    if ia.dtype != aval.dtype:
+        if not ia.weak_type:
+            raise TypeError(f"reduce operand dtypes should match corresponding initial value dtypes, got "
+                            f"operand {aval.dtype.name} and initial value {ia.dtype.name}.")
+        init = ew._convert_element_type(init, aval.dtype, False)
+    return init
+
+
+def _apply(computation, tree, acc, x, avals):
+    from .. import tree_util
+    out = computation(tree_util.tree_unflatten(tree, list(acc)), tree_util.tree_unflatten(tree, list(x)))
+    leaves, out_tree = tree_util.tree_flatten(out)
+    if out_tree != tree:
+        raise TypeError(f"reduce computation must return the structure of its inputs {tree}, got {out_tree}")
+    for v, a in zip(leaves, avals):
+        va = get_aval(v)
+        if va.shape != () or va.dtype != a.dtype:
+            raise TypeError(f"reduce computation must return scalars of the operand dtypes "
+                            f"{[b.dtype.name for b in avals]}, got {va.str_short()}")
+    return leaves

@@ -239,9 +239,16 @@ def _pad_axis(v, pv, axis, lo, hi, interior):
 
 
 def _pad_abstract(x, padval, *, padding_config):
+    if any(interior < 0 for _, _, interior in padding_config):
+        raise ValueError(f"interior padding in padding_config must be nonnegative, got padding_config "
+                         f"{padding_config}: use negative low/high padding to crop instead.")
     shape = []
     for n, (lo, hi, interior) in zip(x.shape, padding_config):
         shape.append(lo + hi + n + max(n - 1, 0) * interior)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"Dimension size after padding is not at least 0, got result shape "
+                         f"{tuple(shape)}, for padding_config {padding_config} and operand shape "
+                         f"{x.shape}: negative low/high padding may crop at most a dimension's size.")
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 

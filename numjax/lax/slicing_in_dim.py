@@ -7,6 +7,8 @@ count from the end when negative (as Python's); dynamic ones too unless
 """
 import operator
 
+import numpy as np
+
 from ..array import Array, wrap
 from ..core import Tracer, get_aval
 from . import indexing
@@ -45,7 +47,11 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
 
 def _starts(operand, axis, start_index, allow_negative_indices):
     """Start indices of all axes (zeros but ``axis``), as dynamic_slice's operands."""
-    starts = [0] * get_aval(operand).ndim
+    zero = 0
+    if isinstance(start_index, (Array, Tracer, np.integer)):
+        # The other axes start at a zero of the index's own type: dynamic_slice needs one type.
+        zero = Array(np.zeros((), get_aval(start_index).dtype), False)
+    starts = [zero] * get_aval(operand).ndim
     starts[axis] = start_index
     if allow_negative_indices:
         return indexing._dynamic_slice_indices(operand, starts)

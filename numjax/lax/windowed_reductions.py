@@ -17,7 +17,7 @@ import numpy as np
 
 from numjax.array import c_contiguous as _c_contiguous
 
-from .. import core
+from .. import core, dtypes
 from ..array import Array, to_numpy
 from ..core import ShapedArray, get_aval
 from ..tree_util import tree_flatten, tree_unflatten
@@ -49,9 +49,10 @@ def _identity(kind, dtype):
         return dtype.type(0)
     if dtype == np.bool_:
         return np.bool_(kind == "min")
-    if dtype.kind in "fc":
-        return dtype.type(-np.inf if kind == "max" else np.inf)
-    info = np.iinfo(dtype)
+    if dtypes.kind(dtype) in "fc":     # (bfloat16 and the float8s too: numpy says kind "V")
+        big = np.inf if np.isinf(np.asarray(np.inf, dtype)) else float(dtypes.finfo(dtype).max)
+        return dtype.type(-big if kind == "max" else big)
+    info = dtypes.iinfo(dtype)
     return dtype.type(info.min if kind == "max" else info.max)
 
 
@@ -68,9 +69,18 @@ def reduce_window_numpy(x, kind, window_dimensions, window_strides, padding, bas
     combine = {"sum": np.add, "max": np.maximum, "min": np.minimum}[kind]
     taps = itertools.product(*[range(w) for w in window_dimensions])
     out = np.array(view[(Ellipsis,) + next(taps)], dtype=x.dtype)
-    with np.errstate(over="ignore"):
+    # XLA's max (min) of +0 and -0 is +0 (-0) in either order; numpy keeps either.
+    signed = kind != "sum" and np.dtype(x.dtype).kind == "f"
+    zero = np.zeros((), x.dtype) if kind == "max" else np.negative(np.zeros((), x.dtype))
+    with np.errstate(all="ignore"):     # inf + -inf, overflow: silent, as XLA
         for tap in taps:
-            combine(out, view[(Ellipsis,) + tap], out=out)
+            v = view[(Ellipsis,) + tap]
+            # (for max: a zero result is +0 where either side was +0; for min, -0 likewise)
+            wanted = (((out == 0) & (np.signbit(out) == (kind == "min"))) |
+                      ((v == 0) & (np.signbit(v) == (kind == "min")))) if signed else None
+            combine(out, v, out=out)
+            if signed:
+                np.copyto(out, zero, where=(out == 0) & wanted)
     return out
 
 

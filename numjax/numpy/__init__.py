@@ -383,7 +383,12 @@ logical_xor = _binary(lambda a, b: lax.bitwise_xor(_to_bool(a), _to_bool(b)), "l
 
 
 def _to_bool(x):
-    return x if get_aval(x).dtype == _np.bool_ else lax.ne(x, _zero_like(x))
+    # JAX compares with a zero that is weak only for a weak 0-d x, so the bool is strong
+    # unless x is a weak scalar.
+    aval = get_aval(x)
+    if aval.dtype == _np.bool_:
+        return x
+    return lax.ne(x, Array(_np.zeros((), aval.dtype), aval.weak_type and aval.ndim == 0))
 
 
 def _zero_like(x):
@@ -407,10 +412,10 @@ divide = true_divide
 # (with the promotion inside); eagerly they run directly.
 
 def _promote_args_numeric(name, *args):
-    # JAX's promote_args_numeric: as promote_args, but bools become the default int.
+    # JAX's promote_args_numeric: as promote_args, but bools become int32 (under x64 too).
     dt, weak = _dtypes.promote(*(_dtypes.dtype_and_weak(a) for a in args))
     if dt == _np.bool_:
-        args = [lax._convert_element_type(asarray_leaf(a), _dtypes.default_int_dtype(), weak) for a in args]
+        args = [lax._convert_element_type(asarray_leaf(a), _np.dtype(_np.int32), weak) for a in args]
     return promote_args(name, *args)
 
 
@@ -621,10 +626,18 @@ def trunc(x, /):
 
 def round(a, decimals=0, out=None):  # noqa: A001
     decimals = operator.index(decimals)
+    dt = get_aval(asarray_leaf(a)).dtype
+    if dt == _np.bool_:
+        raise ValueError("jnp.round does not accept dtype bool: booleans have no decimals to round "
+                         "(as in JAX). Convert first, e.g. jnp.round(a.astype(int)).")
+    if _dtypes.kind(dt) in "iu" and decimals < 0:
+        raise NotImplementedError(f"jnp.round of integers (dtype {dt.name}) is not implemented for "
+                                  f"decimals < 0 (got decimals={decimals}), as in JAX; round a float "
+                                  "copy instead, e.g. jnp.round(a.astype(float), decimals).")
 
     def _round(a):
-        if _dtypes.kind(get_aval(a).dtype) in "iub":
-            return a
+        if _dtypes.kind(get_aval(a).dtype) in "iu" or decimals > _np.log10(float(_dtypes.finfo(dt).max)):
+            return a   # rounding integers, or past the type's precision, changes nothing
         if _dtypes.kind(get_aval(a).dtype) == "c":
             return _on_parts(_round, a)
         if decimals == 0:
@@ -765,6 +778,8 @@ def _int_sum_promote(a):
 def _arg_reduction(name, lax_fn):
     def fn(a, axis=None, out=None, keepdims=False):
         a = asarray_leaf(a)
+        # With axis=None, keepdims keeps every dim of the input as size 1 (none for a 0-d input).
+        kept_shape = (1,) * get_aval(a).ndim if axis is None else None
         if axis is None:
             a = ravel(a)
             axis = 0
@@ -776,7 +791,9 @@ def _arg_reduction(name, lax_fn):
         if get_aval(a).shape[ax] == 0:
             raise ValueError(f"attempt to get {name} of an empty sequence")
         res = lax_fn(a, ax, _dtypes.default_int_dtype())
-        return lax.expand_dims(res, (ax,)) if keepdims else res
+        if keepdims:
+            return lax.reshape(res, kept_shape) if kept_shape is not None else lax.expand_dims(res, (ax,))
+        return res
     fn.__name__ = name
     return fn
 
@@ -798,6 +815,8 @@ def _cumulative(name, lax_fn):
             a, axis = ravel(a), 0
         a = lax._convert_element_type(a, _dtypes.check_user_dtype(dtype, name), False) if dtype \
             else _bool_to_int(a)
+        if get_aval(a).weak_type:   # jnp's cumulative reductions return strong types, as JAX's
+            a = lax._convert_element_type(a, get_aval(a).dtype, False)
         ax = canonicalize_axis(axis, get_aval(a).ndim)
         from ..dispatch import jit_call_named
         return jit_call_named(name, lambda v: lax_fn(v, ax), a)

@@ -27,7 +27,10 @@ acos, acosh, asin, asinh, atan, atanh, atan2 = arccos, arccosh, arcsin, arcsinh,
 
 
 def _const(v, like):
-    return Array(np.asarray(v, get_aval(like).dtype), False)
+    # As JAX's constants: weak only beside a weak 0-d operand, so a weak scalar stays weak
+    # through the formula while a weak array's result is strong.
+    aval = get_aval(like)
+    return Array(np.asarray(v, aval.dtype), aval.weak_type and aval.ndim == 0)
 
 
 def _inexact(name, *args):
@@ -62,9 +65,16 @@ def _complex_abstract(x, y):
     return x.update(dtype=dtypes.canonicalize_dtype(dt), weak_type=x.weak_type and y.weak_type)
 
 
-complex_p = make_primitive(
-    "complex", lambda x, y: Array(np.asarray(np.asarray(x) + 1j * np.asarray(y)), False), _complex_abstract,
-    elementwise=True)
+def _complex_impl(x, y):
+    # The parts stored as they are (x + 1j * y would turn an imaginary -0.0 into +0.0).
+    xv, yv = np.asarray(x), np.asarray(y)
+    out = np.empty(np.broadcast_shapes(xv.shape, yv.shape),
+                   dtypes.canonicalize_dtype(np.result_type(xv.dtype, np.complex64)))
+    out.real, out.imag = xv, yv
+    return Array(out, False)
+
+
+complex_p = make_primitive("complex", _complex_impl, _complex_abstract, elementwise=True)
 
 ad.deflinear2(real_p, lambda ct, x: [_to_complex(ct, x.aval.dtype)])
 ad.deflinear2(imag_p, lambda ct, x: [lax.mul(_to_complex(ct, x.aval.dtype), Array(np.asarray(-1j, x.aval.dtype)))])
@@ -137,27 +147,68 @@ def _ones(x):
     return lax.add(zeros_like(x), _const(1, x))
 
 
+def _log_add_exp(log1p_of, x1, x2, imag_period):
+    """log(exp(x1) + exp(x2)) in base e or 2 (``log1p_of(v)``: log1p(exp(v)) in that base), as
+    JAX computes it.  Real: the larger plus the log1p of the smaller's difference, with
+    NaN or same-signed infinities (a NaN difference) summed instead.  Complex: about the larger in
+    lexicographic order, the imaginary part wrapped into [-period, period]."""
+    if not _is_complex(x1):
+        amax = lax.max(x1, x2)
+        delta = lax.sub(x1, x2)
+        return lax.select(isnan(delta), lax.add(x1, x2),
+                          lax.add(amax, log1p_of(lax.neg(lax.abs(delta)))))
+    # lax.max of complex values is lexicographic; written with selects, which compile.
+    re1, re2, im1, im2 = lax.real(x1), lax.real(x2), lax.imag(x1), lax.imag(x2)
+    first = lax.bitwise_or(lax.gt(re1, re2), lax.bitwise_and(lax.eq(re1, re2), lax.ge(im1, im2)))
+    amax = lax.select(first, x1, x2)
+    delta = lax.sub(lax.add(x1, x2), lax.mul(amax, _const(2, amax)))
+    out = lax.add(amax, log1p_of(delta))
+    return lax.complex(lax.real(out), _wrap_between(lax.imag(out), imag_period))
+
+
+def _wrap_between(x, a):
+    """``x`` wrapped into [-a, a] (a remainder of x + a by 2a, made nonnegative, less a)."""
+    two_a = _const(2 * a, x)
+    rem = lax.rem(lax.add(x, _const(a, x)), two_a)
+    rem = lax.select(lax.lt(rem, _zero_like(rem)), lax.add(rem, two_a), rem)
+    return lax.sub(rem, _const(a, x))
+
+
+def _replace_pos_inf(x):
+    # +inf (of the real part) becomes 0 in the tangent's exponent (where the output is +inf too);
+    # -inf stays, so its weight exp(-inf - out) is 0.
+    re = lax.real(x) if _is_complex(x) else x
+    return lax.select(lax.eq(re, _const(np.inf, re)), zeros_like(x), x)
+
+
+def _log_add_exp_jvp(fn, exp):
+    def jvp(primals, tangents):
+        (x1, x2), (t1, t2) = primals, tangents
+        out = fn(x1, x2)
+        ri = _replace_pos_inf
+        return out, lax.add(lax.mul(t1, exp(lax.sub(ri(x1), ri(out)))),
+                            lax.mul(t2, exp(lax.sub(ri(x2), ri(out)))))
+    return jvp
+
+
 @custom_jvp
 def _logaddexp(x1, x2):
-    amax = lax.max(x1, x2)
-    delta = lax.sub(x1, x2)
-    return lax.select(isnan(delta), lax.add(x1, x2),
-                      lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+    return _log_add_exp(lambda v: lax.log1p(lax.exp(v)), x1, x2, np.pi)
 
 
-@_logaddexp.defjvp
-def _logaddexp_jvp(primals, tangents):
-    x1, x2 = primals
-    t1, t2 = tangents
-    out = _logaddexp(x1, x2)
-    ri = _replace_inf_safe
-    tangent = lax.add(lax.mul(t1, lax.exp(lax.sub(ri(x1), ri(out)))),
-                      lax.mul(t2, lax.exp(lax.sub(ri(x2), ri(out)))))
-    return out, tangent
+def _exp2(v):
+    # (XLA's exp2 is exp(ln 2 * v); spelled so for complex v, which numjax compiles only so)
+    return lax.exp(lax.mul(_const(np.log(2), v), v)) if _is_complex(v) else lax.exp2(v)
 
 
-def _replace_inf_safe(x):
-    return lax.select(isinf(x), zeros_like(x), x)
+@custom_jvp
+def _logaddexp2(x1, x2):
+    inv_ln2 = _const(1 / np.log(2), x1)
+    return _log_add_exp(lambda v: lax.mul(inv_ln2, lax.log1p(_exp2(v))), x1, x2, np.pi / np.log(2))
+
+
+_logaddexp.defjvp(_log_add_exp_jvp(_logaddexp, lax.exp))
+_logaddexp2.defjvp(_log_add_exp_jvp(_logaddexp2, _exp2))
 
 
 def logaddexp(x1, x2, /):
@@ -177,26 +228,6 @@ def _broadcast_pair(x, y):
         return x, y
 
 
-@custom_jvp
-def _logaddexp2(x1, x2):
-    amax = lax.max(x1, x2)
-    delta = lax.sub(x1, x2)
-    ln2 = _const(np.log(2), x1)
-    return lax.select(isnan(delta), lax.add(x1, x2),
-                      lax.add(amax, lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), ln2)))
-
-
-@_logaddexp2.defjvp
-def _logaddexp2_jvp(primals, tangents):
-    x1, x2 = primals
-    t1, t2 = tangents
-    out = _logaddexp2(x1, x2)
-    ri = _replace_inf_safe
-    tangent = lax.add(lax.mul(t1, lax.exp2(lax.sub(ri(x1), ri(out)))),
-                      lax.mul(t2, lax.exp2(lax.sub(ri(x2), ri(out)))))
-    return out, tangent
-
-
 def logaddexp2(x1, x2, /):
     x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
     x1, x2 = _broadcast_pair(x1, x2)
@@ -205,6 +236,9 @@ def logaddexp2(x1, x2, /):
 
 def hypot(x1, x2, /):
     x1, x2 = promote_args_inexact("hypot", x1, x2)
+    if _is_complex(x1):
+        raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please convert to real "
+                         "values first, such as by using abs(x).")
     x1, x2 = lax.abs(x1), lax.abs(x2)
     idx_inf = lax.bitwise_or(isposinf(x1), isposinf(x2))
     x1, x2 = maximum(x1, x2), minimum(x1, x2)
@@ -260,6 +294,9 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 def heaviside(x1, x2, /):
     x1, x2 = promote_args_inexact("heaviside", x1, x2)
+    if _is_complex(x1):   # JAX's comparison of x1 with 0 refuses complex values
+        raise TypeError(f"lt does not accept dtype {get_aval(x1).dtype.name} at position 0. Accepted dtypes at "
+                        "position 0 are subtypes of integer, floating, bool: jnp.heaviside takes real x1.")
     zero = _const(0, x1)
     return where(lax.lt(x1, zero), zero, where(lax.gt(x1, zero), _const(1, x1), x2))
 
@@ -320,6 +357,8 @@ def frexp(x, /):
     e = lax.select(small, lax.sub(e, _const(1, x)), e)
     m = lax.select(special, x, m)
     e = lax.select(special, zeros_like(e), e)
+    # JAX's frexp works on the bits, so its mantissa is strong even for a weak scalar.
+    m = lax._convert_element_type(m, get_aval(m).dtype, False)
     return m, lax._convert_element_type(e, np.int32, False)
 
 
@@ -330,9 +369,11 @@ def modf(x, /, out=None):
 
 
 def _check_integer(name, *args):
-    for a in args:
-        if dtypes.dtype_and_weak(a)[0].kind not in "iub":
-            raise ValueError(f"Arguments to jax.numpy.{name} must be integers.")
+    # (of the operands' common type: a bool with an int is an int, two bools are not)
+    dt = dtypes.promote(*(dtypes.dtype_and_weak(a) for a in args))[0]
+    if dtypes.kind(dt) not in "iu":
+        raise ValueError(f"Arguments to jax.numpy.{name} must be integers. Got {dt.name}: cast with "
+                         ".astype(int) first.")
 
 
 def _gcd_pair(x1, x2):
@@ -346,7 +387,9 @@ def _gcd_pair(x1, x2):
         a, b = lax.select(nonzero, b, a), lax.select(nonzero, lax.rem(a, safe_b), zeros_like(b))
         swap = lax.lt(a, b)
         return lax.select(swap, b, a), lax.select(swap, a, b)
-    return lax.while_loop(cond, body, (lax.abs(x1), lax.abs(x2)))[0]
+    def magnitude(v):   # as jnp.absolute: unsigned values are their own (lax.abs refuses them)
+        return v if dtypes.kind(get_aval(v).dtype) == "u" else lax.abs(v)
+    return lax.while_loop(cond, body, (magnitude(x1), magnitude(x2)))[0]
 
 
 def gcd(x1, x2, /):
@@ -363,7 +406,8 @@ def lcm(x1, x2, /):
     d = _gcd_pair(x1, x2)
     zero = zeros_like(d)
     safe_d = where(lax.eq(d, zero), lax.add(zero, _const(1, d)), d)
-    return where(lax.eq(d, zero), zero, lax.abs(lax.mul(x1, floor_divide(x2, safe_d))))
+    product = lax.mul(x1, floor_divide(x2, safe_d))
+    return where(lax.eq(d, zero), zero, product if dtypes.kind(get_aval(d).dtype) == "u" else lax.abs(product))
 
 
 def deg2rad(x, /):
@@ -540,7 +584,9 @@ def spacing(x, /):
         raise ValueError("spacing is not defined for complex inputs.")
     inf = _const(np.inf, x)
     toward = lax.select(signbit(x), lax.neg(lax.add(zeros_like(x), inf)), lax.add(zeros_like(x), inf))
-    return lax.sub(lax.nextafter(x, toward), x)
+    out = lax.sub(lax.nextafter(x, toward), x)
+    # JAX's formula mixes in finfo's (strong) smallest subnormal: the result is never weak.
+    return lax._convert_element_type(out, get_aval(out).dtype, False)
 
 
 def isposinf(x, /):

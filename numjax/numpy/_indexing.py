@@ -38,8 +38,13 @@ def _is_static_int(i):
 
 
 def _is_basic(idx):
-    return all(i is None or i is Ellipsis or _is_static_int(i) or _is_scalar_int(i)
-               or (isinstance(i, slice) and _static_slice(i)) for i in idx)
+    if not all(i is None or i is Ellipsis or _is_static_int(i) or _is_scalar_int(i)
+               or (isinstance(i, slice) and _static_slice(i)) for i in idx):
+        return False
+    # As JAX: a traced scalar index beside a slice of step other than +-1 goes through the
+    # gather (whose indices wrap into int32 and clamp), not dynamic_slice.
+    return not (any(_is_scalar_int(i) for i in idx)
+                and any(isinstance(i, slice) and i.step not in (None, 1, -1) for i in idx))
 
 
 def _static_slice(s):
@@ -117,9 +122,12 @@ def _dynamic_part(arr, dyn, aval):
         # lax.dynamic_slice maps a negative index to one counted from the end.
         starts[dim] = i
         sizes[dim] = 1
-    like = dyn[0][1]
-    starts = [s if not isinstance(s, int) else Array(np.asarray(s, get_aval(like).dtype), False)
-              for s in starts]
+    if aval.ndim > 1:
+        # As JAX: several start indices are all converted (wrapping) to int32 (int64 past
+        # int32's range); a lone one keeps its type (a uint32 2**32 - 1 clamps to the end).
+        dt = np.dtype(np.int64 if any(d > np.iinfo(np.int32).max for d in aval.shape) else np.int32)
+        starts = [lax.convert_element_type(s, dt) if not isinstance(s, int) else
+                  Array(np.asarray(s, dt), False) for s in starts]
     # The sliced dims keep size 1 here; the caller's static slice/squeeze removes them.
     return lax.dynamic_slice(arr, starts, sizes)
 
@@ -255,7 +263,7 @@ class _Indexer:
     the full indexed shape (what a gather returns after reversal and new axes).
     """
 
-    def __init__(self, shape, entries, normalize=True):
+    def __init__(self, shape, entries, normalize=True, index_cast="after"):
         is_adv = [not (e is None or isinstance(e, slice)) for e in entries]
         has_arrays = any(a and not _is_static_int(e) for a, e in zip(is_adv, entries))
         adv_pos = [k for k, a in enumerate(is_adv) if a]
@@ -302,7 +310,7 @@ class _Indexer:
                         columns.append((dim, "start", first))
             dim += 1
         self._layout(layout, adv_shape)
-        self.indices = self._index_array(columns, shape, normalize)
+        self.indices = self._index_array(columns, shape, normalize, index_cast)
         self.dnums = GatherDimensionNumbers(tuple(self.offset_dims), tuple(sorted(collapsed)),
                                             tuple(c[0] for c in columns))
         self.slice_sizes = tuple(sizes)
@@ -338,12 +346,19 @@ class _Indexer:
                 out += 1
         self.batch_shape, self.shape = tuple(self.batch_shape), tuple(self.shape)
 
-    def _index_array(self, columns, shape, normalize):
+    def _index_array(self, columns, shape, normalize, index_cast):
+        """``index_cast`` is where JAX converts (wrapping) an index array to int32 (int64 for a
+        dim past int32's range): "after" normalizing negatives in its own type (x[idx], .at),
+        "before" it (take_along_axis), or "keep" its type (take; the gather then wraps FILL_OR_DROP
+        indices itself and clamps the others in their own type)."""
         bshape = self.batch_shape + (1,)
+        index_dtype = np.dtype(np.int64 if any(d > np.iinfo(np.int32).max for d in shape) else np.int32)
         cols = []
         for dim, kind, payload in columns:
             if kind == "adv":
-                cols.append(self._adv_column(payload, shape[dim], bshape, normalize))
+                cols.append(self._adv_column(payload, shape[dim], bshape, normalize,
+                                             None if index_cast == "keep" else index_dtype,
+                                             index_cast == "before"))
             elif kind == "strided":
                 values = Array(np.asarray(payload, np.int32), False)
                 cols.append(lax.broadcast_in_dim(values, bshape, (self._strided_batch[dim],)))
@@ -356,31 +371,36 @@ class _Indexer:
         dt = dtypes.promote(*((get_aval(c).dtype, False) for c in cols))[0]
         return lax.concatenate([lax.convert_element_type(c, dt) for c in cols], len(bshape) - 1)
 
-    def _adv_column(self, e, n, bshape, normalize):
+    def _adv_column(self, e, n, bshape, normalize, index_dtype, cast_first):
         if _is_static_int(e):
             value = int(e) + n if normalize and int(e) < 0 else int(e)
             return lax.broadcast(Array(np.asarray(value, np.int32), False), bshape)
         aval = get_aval(e)
         if aval.weak_type:
             e = lax._convert_element_type(e, aval.dtype, False)
-        if normalize and dtypes.kind(aval.dtype) == "i":
-            n_arr = Array(np.asarray(n, aval.dtype), False)
-            e = lax.select(lax.lt(e, Array(np.zeros((), aval.dtype), False)), lax.add(e, n_arr), e)
+        dt = aval.dtype
+        if cast_first and dt != index_dtype:
+            e, dt = lax.convert_element_type(e, index_dtype), index_dtype
+        if normalize and dtypes.kind(dt) == "i":
+            n_arr = Array(np.asarray(n, dt), False)
+            e = lax.select(lax.lt(e, Array(np.zeros((), dt), False)), lax.add(e, n_arr), e)
+        if index_dtype is not None and dt != index_dtype:
+            e = lax.convert_element_type(e, index_dtype)
         # The broadcast index lands on the advanced batch dims of the index array.
         lead = len(self._adv_batch) - aval.ndim
         return lax.broadcast_in_dim(e, bshape, tuple(self._adv_batch[lead:]))
 
 
-def _index(arr, idx, normalize=True):
+def _index(arr, idx, normalize=True, index_cast="after"):
     arr = asarray_leaf(arr)
     entries, inserted = _preprocess(get_aval(arr), _check_top_level(idx))
     if inserted:
         arr = lax.expand_dims(arr, inserted)
-    return arr, _Indexer(get_aval(arr).shape, entries, normalize), inserted
+    return arr, _Indexer(get_aval(arr).shape, entries, normalize, index_cast), inserted
 
 
 def _rewriting_take(arr, idx, mode=None, fill_value=None, indices_are_sorted=False,
-                    unique_indices=False, normalize=True):
+                    unique_indices=False, normalize=True, index_cast="after"):
     idx_t = tuple(_static_slice_of(i, pos) if isinstance(i, slice) else i
                   for pos, i in enumerate(_check_top_level(idx)))
     if mode is None and _is_basic(idx_t) and isinstance(arr, (core.Tracer, Array)):
@@ -388,7 +408,7 @@ def _rewriting_take(arr, idx, mode=None, fill_value=None, indices_are_sorted=Fal
     if mode is None:
         mode = GatherScatterMode.PROMISE_IN_BOUNDS
     mode = GatherScatterMode.from_any(mode)
-    arr, ix, _ = _index(arr, idx_t, normalize)
+    arr, ix, _ = _index(arr, idx_t, normalize, index_cast)
     static = ix.static
     shape = get_aval(arr).shape
     if any(k > n for k, n in zip(ix.slice_sizes, shape)):
@@ -411,14 +431,16 @@ def getitem(arr, idx):
 
 
 def _scatter_update(x, idx, y, scatter_fn, *, mode=None, indices_are_sorted=False,
-                    unique_indices=False, normalize=True):
+                    unique_indices=False, normalize=True, index_cast="after"):
     import numjax.numpy as jnp
     x = asarray_leaf(x)
     x_aval = get_aval(x)
     y = jnp.asarray(y)
     if get_aval(y).dtype != x_aval.dtype:
         y = lax._convert_element_type(y, x_aval.dtype, x_aval.weak_type)
-    xe, ix, inserted = _index(x, idx, normalize)
+    xe, ix, inserted = _index(x, idx, normalize, index_cast)
+    if any(d == 0 for d in ix.shape):
+        return x     # as JAX: nothing is updated, so no scatter is built (nor checked)
     y_aval = get_aval(y)
     if y_aval.ndim > len(ix.shape):
         raise ValueError(f"Cannot broadcast to shape with fewer dimensions: arr_shape={y_aval.shape} "
@@ -562,7 +584,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     normalize = gmode is not GatherScatterMode.CLIP
     return _rewriting_take(a, (slice(None),) * axis + (indices,), mode=gmode, fill_value=fill_value,
                            indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                           normalize=normalize)
+                           normalize=normalize, index_cast="keep")
 
 
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *, wrap_negative_indices=None):
@@ -599,7 +621,8 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *, wrap_n
             view[d] = shape[d]
             idx.append(Array(np.arange(shape[d], dtype=np.int32).reshape(view), False))
     normalize = True if wrap_negative_indices is None else bool(wrap_negative_indices)
-    return _rewriting_take(arr, tuple(idx), mode=gmode, fill_value=fill_value, normalize=normalize)
+    return _rewriting_take(arr, tuple(idx), mode=gmode, fill_value=fill_value, normalize=normalize,
+                           index_cast="before" if normalize else "keep")
 
 
 def put(a, ind, v, mode=None, *, inplace=True):
@@ -623,14 +646,36 @@ def put(a, ind, v, mode=None, *, inplace=True):
         ind, smode = jnp.remainder(ind, size), GatherScatterMode.PROMISE_IN_BOUNDS
     elif mode == "clip":
         smode = GatherScatterMode.CLIP
-    elif mode is None or mode == "fill" or mode == "drop":
+    elif mode is None:
+        # JAX writes through unravel_index, which clamps each index (negatives from the end)
+        # into the array, in the index's own type: nothing is dropped.
+        ind, smode = _clamp_flat_index(ind, size), GatherScatterMode.FILL_OR_DROP
+    elif mode == "fill" or mode == "drop":
         smode = GatherScatterMode.FILL_OR_DROP
     elif mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
     else:
         raise ValueError(f"put: mode must be one of 'wrap', 'clip', 'fill' or None; got {mode!r}")
-    out = _scatter_update(flat, ind, v, lax.scatter, mode=smode, normalize=mode != "clip")
+    # As JAX (which clips in the index's type before its .at update), clip mode clamps the
+    # indices in their own type.
+    out = _scatter_update(flat, ind, v, lax.scatter, mode=smode, normalize=mode != "clip",
+                          index_cast="keep" if mode in ("clip", None) else "after")
     return lax.reshape(out, get_aval(a).shape)
+
+
+def _clamp_flat_index(ind, size):
+    """``ind`` clamped into [-size, size - 1], then negatives counted from the end."""
+    dt = get_aval(ind).dtype
+    if dtypes.kind(dt) == "u":
+        return lax.min(ind, Array(np.asarray(min(size - 1, np.iinfo(dt).max), dt), False))
+    if size > np.iinfo(dt).max:      # a negative index plus size must not overflow
+        dt = dtypes.promote((dt, False), (np.dtype(np.int32), False))[0]
+        ind = lax.convert_element_type(ind, dt)
+    lo, hi = (Array(np.asarray(max(v, np.iinfo(dt).min) if v < 0 else min(v, np.iinfo(dt).max), dt), False)
+              for v in (-size, size - 1))
+    ind = lax.clamp(lo, ind, hi)
+    return lax.select(lax.lt(ind, Array(np.zeros((), dt), False)),
+                      lax.add(ind, Array(np.asarray(size, dt), False)), ind)
 
 
 __all__ = ["take", "take_along_axis", "put"]

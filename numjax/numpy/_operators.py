@@ -90,6 +90,7 @@ _SCALAR_TYPES = (int, float)
 def _fast_binary(ufunc, slow, reflected):
     compare = ufunc in _COMPARE
     promote = dtypes.promote
+    from .._fp_quiet import call as quiet_call, run as quiet_run
 
     def op(self, other):
         t = type(other)
@@ -109,12 +110,18 @@ def _fast_binary(ufunc, slow, reflected):
         if sv.dtype != dt:
             sv = sv.astype(dt)
         ov = dt.type(ov) if t is not Array else (ov if odt == dt else ov.astype(dt))
-        try:
-            out = ufunc(ov, sv) if reflected else ufunc(sv, ov)
+        if compare:     # (comparisons raise no floating-point warnings)
+            try:
+                out = ufunc(ov, sv) if reflected else ufunc(sv, ov)
+            except ValueError:
+                return slow(self, other)   # incompatible shapes: raise JAX's TypeError from lax
+            return Array(np.asarray(out), weak)   # weak exactly when both operands are (as lax)
+        try:   # inf - inf, overflow: NaN and inf without numpy's warnings, as JAX
+            out = quiet_run(ufunc, ov, sv) if reflected else quiet_run(ufunc, sv, ov)
         except ValueError:
             return slow(self, other)   # incompatible shapes: raise JAX's TypeError from lax
-        if compare:
-            return Array(np.asarray(out), weak)   # weak exactly when both operands are (as lax)
+        except RuntimeError:           # another thread holds the quiet context
+            out = quiet_call(ufunc, ov, sv) if reflected else quiet_call(ufunc, sv, ov)
         return Array(np.asarray(out, dtype=dt), weak)
     return op
 
@@ -137,22 +144,51 @@ def _late_method(name):
 
 
 def _view_method(self, dtype=None, type=None):  # noqa: A002
+    """The array's bits as ``dtype``, as numpy's view: between widths the last axis grows or
+    shrinks by the ratio (a bitcast_convert_type plus a reshape)."""
     if type is not None:
         raise NotImplementedError("`type` argument of array.view() is not supported.")
     if dtype is None:
         return self
+    dt = np.dtype(dtypes.check_user_dtype(dtype, "view"))
+    return _view(self, dt)
+
+
+def _view(x, dt):
     import numjax.lax as lax
-    dt = dtypes.canonicalize_dtype(dtype)
-    src = np.dtype(self.dtype)
-    if dt.itemsize != src.itemsize:
-        raise NotImplementedError("array.view() to a dtype of another size is not supported by numjax")
-    if src == np.bool_ or dt == np.bool_:
-        import numjax.numpy as jnp
-        mid = np.dtype(f"uint{8 * src.itemsize}")
-        x = self if src != np.bool_ else jnp.astype(self, mid)
-        x = lax.bitcast_convert_type(x, mid) if src != np.bool_ else x
-        return jnp.astype(x, dt) if dt == np.bool_ else lax.bitcast_convert_type(x, dt)
-    return lax.bitcast_convert_type(self, dt)
+    import numjax.numpy as jnp
+    src = np.dtype(x.dtype)
+    bits_in, bits_out = dtypes.itemsize_bits(src), dtypes.itemsize_bits(dt)
+    if x.ndim == 0:
+        if bits_in != bits_out:
+            raise ValueError(f"view() of a 0d array is only supported if the itemsize is unchanged; "
+                             f"got {src.name} viewed as {dt.name}. Reshape it to 1d first.")
+        return jnp.squeeze(_view(lax.expand_dims(x, (0,)), dt))
+    if (x.shape[-1] * bits_in) % bits_out:
+        raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size "
+                         f"in bytes of the last axis of the array: shape {x.shape} of {src.name} cannot "
+                         f"be viewed as {dt.name}.")
+    if src == dt:
+        return x
+    # bitcast_convert_type takes no bool or complex: go through uint8 / the real parts.
+    if src == np.bool_:
+        return _view(jnp.astype(x, np.uint8), dt)
+    if dtypes.kind(src) == "c":
+        parts = jnp.stack([jnp.real(x), jnp.imag(x)], axis=-1)
+        return _view(jnp.reshape(parts, (*x.shape[:-1], 2 * x.shape[-1])), dt)
+    if dt == np.bool_:
+        return jnp.astype(_view(x, np.dtype(np.uint8)), dt)
+    if dtypes.kind(dt) == "c":
+        # (as JAX forms it: re + 1j * im, so an imaginary -0.0 reads as +0.0)
+        parts = _view(x, np.dtype(np.finfo(dt).dtype))
+        return jnp.astype(parts[..., 0::2], dt) + 1j * parts[..., 1::2]
+    if bits_in < bits_out:
+        ratio = bits_out // bits_in
+        return lax.bitcast_convert_type(jnp.reshape(x, (*x.shape[:-1], x.shape[-1] // ratio, ratio)), dt)
+    out = lax.bitcast_convert_type(x, dt)
+    if bits_in > bits_out:
+        out = jnp.reshape(out, (*out.shape[:-2], out.shape[-2] * out.shape[-1]))
+    return out
 
 
 def _tracer_concrete(self, method):

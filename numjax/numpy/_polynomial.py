@@ -12,7 +12,7 @@ from . import (abs as _abs, arange, concatenate, cos, dot, exp, isfinite, matmul
                zeros_like, clip, outer)
 from ._shape_ops import _take_slice, atleast_1d, atleast_2d, flip
 from ._util import (asarray_leaf, canonicalize_axis, promote_args_inexact, promote_dtypes,
-                    promote_dtypes_inexact)
+                    promote_dtypes_inexact, to_inexact_dtype)
 
 __all__ = ["polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint", "poly",
            "polyfit", "roots", "convolve", "correlate", "interp", "trapezoid", "diff", "ediff1d",
@@ -34,8 +34,7 @@ def _check_1d(name, *args):
 def _promote_inexact(a, v):
     """The common inexact dtype of ``a`` and ``v`` (dtypes only: their lengths need not broadcast)."""
     dt, weak = dtypes.promote(dtypes.dtype_and_weak(a), dtypes.dtype_and_weak(v))
-    if dtypes.kind(dt) not in "fc":
-        dt = dtypes.default_float_dtype()
+    dt = to_inexact_dtype(dt)
     return [lax._convert_element_type(x, dt, weak) for x in (a, v)]
 
 
@@ -199,7 +198,7 @@ def poly(seq_of_zeros):
     elif nd != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     if dtypes.kind(get_aval(a).dtype) in "iub":
-        a = lax._convert_element_type(a, dtypes.default_float_dtype(), False)
+        a = lax._convert_element_type(a, to_inexact_dtype(get_aval(a).dtype), False)
     n = get_aval(a).shape[0]
     out = Array(np.ones((1,), get_aval(a).dtype), False)
     for i in range(n):

@@ -8,7 +8,8 @@ from ..array import Array
 from ..core import get_aval
 from . import (_int_sum_promote, _to_bool, argmax, argmin, cumprod, cumsum, isnan, logical_not,
                maximum, minimum, add, multiply, sqrt, broadcast_to, where as _where3)
-from ._util import asarray_leaf, canonicalize_axis, promote_args_inexact, promote_dtypes, reduction_axes
+from ._util import (asarray_leaf, canonicalize_axis, promote_args_inexact, promote_dtypes, reduction_axes,
+                    to_inexact_dtype)
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp",
            "average", "nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
@@ -66,7 +67,8 @@ def _reduce(name, prim_fn, a, axis, dtype, keepdims, initial, where, promote=Non
         result = combine(result, init)
     if keepdims:
         result = lax.expand_dims(result, axes)
-    if aval.dtype != result_dtype:
+    if aval.dtype != result_dtype or get_aval(result).weak_type:
+        # As in JAX, jnp reductions return strong types (lax's keep the operand's weak type).
         result = lax._convert_element_type(result, result_dtype, False)
     return result
 
@@ -109,10 +111,6 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
     return _reduce("any", lax.reduce_or, _to_bool(asarray_leaf(a)), axis, None, keepdims, None, where)
 
 
-def _inexact_dtype(dt):
-    return dt if dtypes.kind(dt) in "fc" else dtypes.default_float_dtype()
-
-
 def _count(a, axis, keepdims, where, dtype):
     aval = get_aval(a)
     axes = reduction_axes(axis, aval.ndim)
@@ -129,7 +127,8 @@ def _count(a, axis, keepdims, where, dtype):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     a = asarray_leaf(a)
     aval = get_aval(a)
-    dt = dtypes.check_user_dtype(dtype, "mean") if dtype is not None else _inexact_dtype(aval.dtype)
+    reduction_axes(axis, aval.ndim, error=IndexError)   # JAX's mean reads the shape first
+    dt = dtypes.check_user_dtype(dtype, "mean") if dtype is not None else to_inexact_dtype(aval.dtype)
     comp_dt = _upcast_half(dt)
     total = sum(lax._convert_element_type(a, comp_dt, aval.weak_type), axis, keepdims=keepdims, where=where)
     count = _count(a, axis, keepdims, where, comp_dt)
@@ -144,8 +143,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         ddof = correction
     a = asarray_leaf(a)
     aval = get_aval(a)
-    dt = dtypes.check_user_dtype(dtype, "var") if dtype is not None else _inexact_dtype(aval.dtype)
-    comp_dt = _upcast_half(dt if dtypes.kind(dt) in "fc" else dtypes.default_float_dtype())
+    reduction_axes(axis, aval.ndim, error=IndexError)   # as mean: JAX reads the shape first
+    dt = dtypes.check_user_dtype(dtype, "var") if dtype is not None else to_inexact_dtype(aval.dtype)
+    comp_dt = _upcast_half(to_inexact_dtype(dt))
     a = lax._convert_element_type(a, comp_dt, aval.weak_type)
     centered = lax.sub(a, mean(a, axis, keepdims=True, where=where))
     if dtypes.kind(comp_dt) == "c":
@@ -170,6 +170,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
     if weights is None:
+        reduction_axes(axis, get_aval(asarray_leaf(a)).ndim)   # ValueError here, as JAX's average
         avg = mean(a, axis, keepdims=keepdims)
         if not returned:
             return avg
@@ -304,7 +305,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     return cumprod(_nan_fill(a, 1), axis, dtype)
 
 
-def _cumulative_api(name, cum_fn, fill):
+def _cumulative_api(name, cum_fn, fill, promote_integers=False):
     def fn(x, /, *, axis=None, dtype=None, include_initial=False):
         x = asarray_leaf(x)
         nd = get_aval(x).ndim
@@ -317,6 +318,8 @@ def _cumulative_api(name, cum_fn, fill):
                                  "one-dimensional arrays.")
             axis = 0
         axis = canonicalize_axis(axis, nd)
+        if promote_integers and dtype is None:   # as sum: small ints count in the default int
+            x = _int_sum_promote(x)
         out = cum_fn(x, axis, dtype)
         if include_initial:
             cfg = [(0, 0, 0)] * nd
@@ -327,5 +330,5 @@ def _cumulative_api(name, cum_fn, fill):
     return fn
 
 
-cumulative_sum = _cumulative_api("cumulative_sum", cumsum, 0)
+cumulative_sum = _cumulative_api("cumulative_sum", cumsum, 0, promote_integers=True)
 cumulative_prod = _cumulative_api("cumulative_prod", cumprod, 1)

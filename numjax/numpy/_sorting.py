@@ -15,7 +15,7 @@ from ..array import Array
 from ..core import get_aval
 from ..errors import ConcretizationTypeError
 from ..lax.sorting import scatter_add_along_axis, take_along_axis
-from ._util import asarray_leaf, canonicalize_axis, reduction_axes
+from ._util import asarray_leaf, canonicalize_axis, reduction_axes, to_inexact_dtype
 
 __all__ = ["sort", "argsort", "lexsort", "partition", "argpartition", "sort_complex", "searchsorted",
            "nonzero", "flatnonzero", "argwhere", "count_nonzero", "bincount", "digitize",
@@ -137,7 +137,8 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False,
     if order is not None:
         raise ValueError("'order' argument to argsort is not supported.")
     a, dim = _sort_axis(a, axis)
-    index_dtype = _INT if dtype is None else dtypes.check_user_dtype(dtype, "argsort")
+    # JAX's indices are its default int: int64 under x64.
+    index_dtype = dtypes.default_int_dtype() if dtype is None else dtypes.check_user_dtype(dtype, "argsort")
 
     def _argsort(v):
         iota = _iota(get_aval(v).shape, dim, index_dtype)
@@ -160,16 +161,14 @@ def lexsort(keys, axis=-1):
         raise ValueError("all keys need to be the same shape")
     shape = shapes.pop()
     if not shape:
-        return _const(0, _INT)
+        return _const(0, dtypes.default_int_dtype())
     dim = canonicalize_axis(axis, len(shape))
-    iota = _iota(shape, dim)
+    iota = _iota(shape, dim, dtypes.default_int_dtype())
     return lax.sort([*keys[::-1], iota], dimension=dim, num_keys=len(keys))[-1]
 
 
 def _partition_operand(a, kth, axis):
     a = asarray_leaf(a)
-    if dtypes.kind(get_aval(a).dtype) == "u":
-        raise NotImplementedError("jnp.partition and jnp.argpartition do not support unsigned integers")
     axis = canonicalize_axis(axis, get_aval(a).ndim)
     n = get_aval(a).shape[axis]
     kth = operator.index(kth)
@@ -178,11 +177,17 @@ def _partition_operand(a, kth, axis):
     return _moveaxis(a, axis, -1), kth % n, axis
 
 
+def _order_reversed(x):
+    # An order-reversing map that is its own inverse: negation, or for unsigned integers
+    # (where negation wraps) the bitwise complement.
+    return lax.bitwise_not(x) if dtypes.kind(get_aval(x).dtype) == "u" else lax.neg(x)
+
+
 def partition(a, kth, axis=-1):
     # As JAX: the kth+1 smallest (ascending) then the rest (descending), from two top_k calls.
     arr, kth, axis = _partition_operand(a, kth, axis)
     n = get_aval(arr).shape[-1]
-    bottom = lax.neg(lax.top_k(lax.neg(arr), kth + 1)[0])
+    bottom = _order_reversed(lax.top_k(_order_reversed(arr), kth + 1)[0])
     top = lax.top_k(arr, n - kth - 1)[0]
     return _moveaxis(lax.concatenate([bottom, top], get_aval(arr).ndim - 1), -1, axis)
 
@@ -191,7 +196,7 @@ def argpartition(a, kth, axis=-1):
     arr, kth, axis = _partition_operand(a, kth, axis)
     shape = get_aval(arr).shape
     n, last = shape[-1], len(shape) - 1
-    bottom = lax.top_k(lax.neg(arr), kth + 1)[1]
+    bottom = lax.top_k(_order_reversed(arr), kth + 1)[1]
     # The other indices, ascending: a 1/0 proxy that marks what bottom took, so ties cannot
     # pick an index twice.
     taken = scatter_add_along_axis(_full_like(bottom, 1.0, np.float32), bottom, last, n)
@@ -203,7 +208,9 @@ def sort_complex(a):
     a = asarray_leaf(a)
     dt = get_aval(a).dtype
     if dtypes.kind(dt) != "c":
-        a = lax._convert_element_type(a, dtypes.canonicalize_dtype(np.complex128), False)
+        # JAX's complex for a real dtype: complex128 only for what is float64 as inexact.
+        wide = to_inexact_dtype(dt) == np.float64
+        a = lax._convert_element_type(a, dtypes.canonicalize_dtype(np.complex128 if wide else np.complex64), False)
     return sort(a, axis=0 if get_aval(a).ndim == 1 else -1)
 
 
@@ -306,7 +313,7 @@ def nonzero(a, *, size=None, fill_value=None):
         v = _concrete(a)
         if v is None:
             raise _size_error(a, "nonzero")
-        return tuple(Array(i.astype(_INT), False) for i in np.nonzero(v))
+        return tuple(Array(i.astype(dtypes.default_int_dtype()), False) for i in np.nonzero(v))
     size = _operator_size(size, "nonzero")
     mask = _ravel(lax.ne(a, _const(0, aval.dtype)) if aval.dtype != np.bool_ else a)
     flat, count = _first_true(mask, size)
@@ -318,6 +325,7 @@ def nonzero(a, *, size=None, fill_value=None):
     for n, fill in zip(aval.shape, fills):
         stride //= n
         idx = lax.rem(lax.div(flat, _const(stride, _INT)), _const(n, _INT)) if n else flat
+        idx = lax._convert_element_type(idx, dtypes.default_int_dtype(), False)
         out.append(_fill_tail(idx, count, 0 if fill is None else fill))
     return tuple(out)
 
@@ -430,7 +438,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
     if isinstance(bins, str):
         raise NotImplementedError("string values for `bins` not implemented.")
     a = asarray_leaf(a)
-    dt = get_aval(a).dtype if dtypes.kind(get_aval(a).dtype) in "fc" else dtypes.default_float_dtype()
+    dt = to_inexact_dtype(get_aval(a).dtype)
     if np.ndim(bins) == 1:
         return lax._convert_element_type(asarray_leaf(bins), dt, False)
     nbins = operator.index(bins)
@@ -459,7 +467,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
             raise ValueError("weights should have the same shape as a.")
         # Counts are inexact, as JAX promotes a and weights together to an inexact dtype.
         dt, _ = dtypes.promote(dtypes.dtype_and_weak(a), dtypes.dtype_and_weak(weights))
-        dt = dt if dtypes.kind(dt) in "fc" else dtypes.default_float_dtype()
+        dt = to_inexact_dtype(dt)
         weights = lax._convert_element_type(weights, dt, False)
     idx = searchsorted(edges, a, side="right")
     last = lax.broadcast(lax.reshape(_slice_axis(edges, ne - 1, ne), ()), get_aval(a).shape)
@@ -532,10 +540,9 @@ _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def _quantile_operands(a, q):
+    # As in JAX, the result's dtype is a's inexact dtype; q is computed in it.
     a, q = asarray_leaf(a), asarray_leaf(q)
-    dt, _ = dtypes.promote(dtypes.dtype_and_weak(a), dtypes.dtype_and_weak(q))
-    if dtypes.kind(dt) not in "fc":
-        dt = dtypes.default_float_dtype()
+    dt = to_inexact_dtype(get_aval(a).dtype)
     return (lax._convert_element_type(a, dt, False), lax._convert_element_type(q, dt, False))
 
 

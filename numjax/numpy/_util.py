@@ -178,10 +178,25 @@ def promote_dtypes_inexact(*args):
     shapes are left as they are (for operands that are not broadcast together)."""
     dt, weak = dtypes.promote(*(dtypes.dtype_and_weak(a) for a in args))
     if dtypes.kind(dt) not in "fc":
-        dt = dtypes.default_float_dtype()
+        dt = to_inexact_dtype(dt)
         args = [lax._convert_element_type(asarray_leaf(a), dt, weak) if type(a) not in (int, float, bool)
                 else _as_const(a, dt, weak) for a in args]
     return promote_dtypes(*args)
+
+
+def to_inexact_dtype(dtype):
+    """JAX's float for a non-float dtype: bools and integers of up to 32 bits become float32
+    even under x64 (only 64-bit integers need float64 to hold their values)."""
+    dtype = np.dtype(dtype)
+    if dtypes.kind(dtype) in "fc":
+        return dtype
+    return dtypes.canonicalize_dtype(np.float64 if dtype.itemsize == 8 else np.float32)
+
+
+def to_numeric_dtype(dtype):
+    """JAX's number for a dtype: bool becomes int32 (under x64 too); numbers stay as they are."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.int32) if dtype == np.bool_ else dtype
 
 
 def canonicalize_axis(axis, ndim, name="axis", error=ValueError):
@@ -204,12 +219,12 @@ def _axis_index(axis, name):
                         f"allowed), got {axis!r} of type {type(axis).__name__}.") from err
 
 
-def reduction_axes(axis, ndim):
+def reduction_axes(axis, ndim, error=ValueError):
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (tuple, list)):
-        axes = tuple(canonicalize_axis(a, ndim) for a in axis)
+        axes = tuple(canonicalize_axis(a, ndim, error=error) for a in axis)
         if len(set(axes)) != len(axes):
             raise ValueError(f"duplicate value in 'axis': {axis}")
         return axes
-    return (canonicalize_axis(axis, ndim),)
+    return (canonicalize_axis(axis, ndim, error=error),)

@@ -115,3 +115,47 @@ def test_nonconcrete_mask_error_matches_jax():
     with pytest.raises(nj.errors.NonConcreteBooleanIndexError) as n:
         nj.jit(lambda x: x[x > 0])(njnp.arange(3.))
     assert str(n.value) == str(j.value)
+
+
+# Indices outside int32's range (and the index-type rules around them), eager and under jit.
+_U32 = [2**32 - 1, 2**31, 3]
+WIDE_CASES = {
+    "getitem_u32": (False, lambda jnp, x: x[jnp.array(_U32, jnp.uint32)]),
+    "take_u32": (False, lambda jnp, x: jnp.take(x, jnp.array(_U32, jnp.uint32))),
+    "take_i32_extremes": (False, lambda jnp, x: jnp.take(x, jnp.array([-1, 2**31 - 1, -2**31], jnp.int32))),
+    "take_clip_u32": (False, lambda jnp, x: jnp.take(x, jnp.array(_U32, jnp.uint32), mode="clip")),
+    "take_along_u32": (False, lambda jnp, x: jnp.take_along_axis(x, jnp.array(_U32, jnp.uint32), axis=0)),
+    "get_fill_u32": (False, lambda jnp, x: x.at[jnp.array(_U32, jnp.uint32)].get(mode="fill")),
+    "scalar_u32_2d": (False, lambda jnp, x: x.reshape(2, 2)[jnp.uint32(2**32 - 1)]),
+    "scalar_u32_strided": (False, lambda jnp, x: x.reshape(2, 2)[jnp.uint32(2**32 - 1), ::2]),
+    "put_i32": (False, lambda jnp, x: jnp.put(x, jnp.array([2**31 - 1, -2**31, -3], jnp.int32), 9.0, inplace=False)),
+    "getitem_i64": (True, lambda jnp, x: x[jnp.array([2**62, 2**32 + 1, -1], jnp.int64)]),
+    "take_i64": (True, lambda jnp, x: jnp.take(x, jnp.array([2**62, 2**32 + 1], jnp.int64))),
+    "take_u64": (True, lambda jnp, x: jnp.take(x, jnp.array([2**64 - 1, 2**63, 1], jnp.uint64))),
+    "at_add_i64": (True, lambda jnp, x: x.at[jnp.array([2**32 + 1], jnp.int64)].add(100.0)),
+    "take_clip_i64": (True, lambda jnp, x: jnp.take(x, jnp.array([2**32 + 1, -2**40], jnp.int64), mode="clip")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WIDE_CASES))
+def test_wide_indices_match_jax(name):
+    x64, fn = WIDE_CASES[name]
+    saved = (nj.config.jax_enable_x64, jax.config.jax_enable_x64)
+    nj.config.update("jax_enable_x64", x64)
+    jax.config.update("jax_enable_x64", x64)
+    try:
+        x_np = np.arange(4.0, dtype=np.float64 if x64 else np.float32)
+        want = fn(jjnp, jjnp.asarray(x_np))
+        assert_same(fn(njnp, njnp.asarray(x_np)), want, name)
+        assert_same(nj.jit(lambda x: fn(njnp, x))(njnp.asarray(x_np)), want, name + " (jit)")
+    finally:
+        nj.config.update("jax_enable_x64", saved[0])
+        jax.config.update("jax_enable_x64", saved[1])
+
+
+def test_vmap_scalar_index_clamps_in_its_type_like_jax():
+    x = np.array([[10, 11], [7, 8], [1, 2]], np.uint32)
+    i = np.array([2**32 - 1, 2**31, 3], np.uint32)
+    want = jax.vmap(lambda a, j: a[j])(x, i)
+    assert_same(nj.vmap(lambda a, j: a[j])(x, i), want, "vmap")
+    assert_same(nj.jit(nj.vmap(lambda a, j: a[j]))(x, i), want, "jit(vmap)")
