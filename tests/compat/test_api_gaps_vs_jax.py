@@ -209,7 +209,9 @@ def test_array_method_matches_jax(name, mode):
             assert type(a) is int and a == b, name
             continue
         # round(x, n) divides by 10**n; XLA multiplies by the reciprocal instead (1 ulp apart).
-        _assert_same_array(a, b, f"{name} {mode}", exact=name != "round")
+        # Reductions over several axes follow numjax's summation order (README: "Summation
+        # order"), not XLA's, so they agree to float32 rounding rather than bit for bit.
+        _assert_same_array(a, b, f"{name} {mode}", exact=name not in ("round", "var_ddof"))
 
 
 @pytest.mark.parametrize("mode", ["eager", "jit", "grad", "vmap"])
