@@ -308,14 +308,17 @@ def signbit(x, /):
         return full(get_aval(x).shape, False, np.bool_)
     if dtypes.kind(dt) == "u":
         return full(get_aval(x).shape, False, np.bool_)
-    if dtypes.kind(dt) == "i":
-        return lax.lt(x, _const(0, x))
     if dtypes.kind(dt) == "c":
         raise ValueError("jnp.signbit is not well defined for complex-valued inputs")
-    # -0.0 has its sign bit set: 1/-0.0 is -inf.
-    zero = _const(0, x)
-    neg_zero = lax.bitwise_and(lax.eq(x, zero), lax.lt(lax.div(_const(1, x), x), zero))
-    return lax.bitwise_or(lax.lt(x, zero), neg_zero)
+    if dtypes.kind(dt) == "i":
+        sign = lax.lt(x, _const(0, x))
+    else:
+        # -0.0 has its sign bit set: 1/-0.0 is -inf.
+        zero = _const(0, x)
+        neg_zero = lax.bitwise_and(lax.eq(x, zero), lax.lt(lax.div(_const(1, x), x), zero))
+        sign = lax.bitwise_or(lax.lt(x, zero), neg_zero)
+    # JAX reads the sign bit, so its result is strong even for a weak scalar.
+    return lax._convert_element_type(sign, np.bool_, False)
 
 
 def copysign(x1, x2, /):
