@@ -153,8 +153,8 @@ def expansion_for(prim, in_dtypes, params):
     """The primitives computing ``prim`` on these operand types where widening, computing and
     narrowing would not give XLA's result (a function of the original operands), or None."""
     name = prim.name
-    if name == "logistic" and in_dtypes[0] in _LOW:
-        return _logistic_expansion
+    if name == "logistic" and (in_dtypes[0] in _LOW or in_dtypes[0] == dtypes.float16):
+        return _logistic_expansion  # (float16 too: XLA expands it before widening)
     if name == "exp2" and (in_dtypes[0] in _LOW or in_dtypes[0] == dtypes.float16):
         return _exp2_expansion     # (float16 too: the compiled code widens it as well)
     if name == "convert_element_type":
