@@ -86,16 +86,12 @@ def _is_finite(args, in_dtypes, out_dtype, params):
     return f"(({args[0]} - {args[0]}) == 0)"     # inf - inf and nan - nan are nan
 
 
-def _bitcast(args, in_dtypes, out_dtype, params):
-    src, dst = np.dtype(in_dtypes[0]), np.dtype(out_dtype)
-    if src.itemsize != dst.itemsize or np.bool_ in (src, dst) or src.itemsize not in (4, 8):
-        raise CudaUnsupported(f"bitcast_convert_type {src.name} -> {dst.name} has no CUDA lowering yet")
-    width = 8 * src.itemsize
-    if dst.kind == "f":
-        return f"dm_f{width}_from_bits(np.int{width}({args[0]}))"
-    if src.kind == "f":
-        return f"dm_f{width}_bits({args[0]})"
-    return args[0]
+class CudaUnsupported(NotImplementedError):
+    """A program (or one of its equations) the CUDA backend does not lower yet."""
+
+
+# (the device helpers dm_f32_bits, ... of device_math)
+_bitcast = scalar.bitcast_rule("dm", CudaUnsupported, "CUDA")
 
 
 def _mul_add(args, in_dtypes, out_dtype, params):
@@ -120,10 +116,6 @@ CUDA_OVERRIDES.update({ew.bitcast_convert_type_p: _bitcast, rb.mul_add_p: _mul_a
 def device_spelling(text):
     """Kernel source as numba-cuda compiles it: ``sh.f`` -> ``sh_f`` (see device_math.py)."""
     return re.sub(r"\bsh\.(\w+)", r"sh_\1", text)
-
-
-class CudaUnsupported(NotImplementedError):
-    """A program (or one of its equations) the CUDA backend does not lower yet."""
 
 
 def numba_type(dtype):

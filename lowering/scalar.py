@@ -84,20 +84,27 @@ def _exp2(table, args, in_dtypes, out_dtype, params):
     return (table.get(ew.exp_p) or RULES[ew.exp_p])([scaled], in_dtypes, out_dtype, params)
 
 
-def _bitcast_convert(args, in_dtypes, out_dtype, params):
-    # Same-width reinterpretation (the storage rewrite, lowering/low_precision.py, gives
-    # bitcasts between widths as shifts); integer<->integer is the wrapping cast expression() adds.
-    src, dst = np.dtype(in_dtypes[0]), np.dtype(out_dtype)
-    if src == dst:
+def bitcast_rule(bits_prefix, unsupported, backend):
+    """bitcast_convert_type's rule for a backend whose float<->bits helpers are
+    ``{bits_prefix}_f32_bits`` / ``{bits_prefix}_f32_from_bits`` (and f64)."""
+    def rule(args, in_dtypes, out_dtype, params):
+        # Same-width reinterpretation (the storage rewrite, lowering/low_precision.py, gives
+        # bitcasts between widths as shifts); integer<->integer is the wrapping cast expression() adds.
+        src, dst = np.dtype(in_dtypes[0]), np.dtype(out_dtype)
+        if src == dst:
+            return args[0]
+        if src.itemsize != dst.itemsize or np.bool_ in (src, dst) or "f2" in (src.str[1:], dst.str[1:]):
+            raise unsupported(f"bitcast_convert_type {src.name} -> {dst.name} has no {backend} lowering")
+        width = 8 * src.itemsize
+        if dst.kind == "f":
+            return f"{bits_prefix}_f{width}_from_bits(np.int{width}({args[0]}))"
+        if src.kind == "f":
+            return f"{bits_prefix}_f{width}_bits({args[0]})"
         return args[0]
-    if src.itemsize != dst.itemsize or np.bool_ in (src, dst) or "f2" in (src.str[1:], dst.str[1:]):
-        raise NotImplementedError(f"bitcast_convert_type {src.name} -> {dst.name} has no CPU lowering")
-    width = 8 * src.itemsize
-    if dst.kind == "f":
-        return f"vm._f{width}_from_bits(np.int{width}({args[0]}))"
-    if src.kind == "f":
-        return f"vm._f{width}_bits({args[0]})"
-    return args[0]
+    return rule
+
+
+_bitcast_convert = bitcast_rule("vm.", NotImplementedError, "CPU")
 
 
 def _select_n(args, in_dtypes, out_dtype, params):

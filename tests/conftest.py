@@ -58,3 +58,13 @@ def pytest_configure(config):
     # Marker used by tests/test_ops.py (jit vs eager over the shared op table).
     config.addinivalue_line(
         "markers", "jit: compiles through jax.jit (the Numba lowering); deselect with -m 'not jit'")
+
+
+@pytest.fixture
+def x64():
+    """jax_enable_x64 on for one test, then back as it was."""
+    import numjax
+    old = numjax.config.jax_enable_x64
+    numjax.config.update("jax_enable_x64", True)
+    yield
+    numjax.config.update("jax_enable_x64", old)

@@ -46,14 +46,6 @@ def test_signed_zeros_in_float64(x64):
     _same(jit_compiled(lax.min, a, b)[:4], [-0.0, -0.0, 0.0, -0.0])
 
 
-@pytest.fixture
-def x64():
-    old = numjax.config.jax_enable_x64
-    numjax.config.update("jax_enable_x64", True)
-    yield
-    numjax.config.update("jax_enable_x64", old)
-
-
 def test_numba_backend_signed_zeros():
     """The Numba backend (control flow, complex programs) shares the scalar helpers."""
     from numjax.lowering import compile as numba_backend

@@ -536,14 +536,6 @@ def test_at_update_property_vs_numpy(problem, op):
 # * a lone traced scalar index goes through dynamic_slice in its own type (clamped); several
 #   start indices are all converted to int32 first (then a negative one counts from the end).
 
-@pytest.fixture
-def x64():
-    old = numjax.config.jax_enable_x64
-    numjax.config.update("jax_enable_x64", True)
-    yield
-    numjax.config.update("jax_enable_x64", old)
-
-
 def _wrap_int32(idx):
     return np.asarray(idx).astype(np.int64).astype(np.int32).astype(np.int64)
 

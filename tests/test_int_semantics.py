@@ -20,14 +20,6 @@ from int_semantics_table import (FLOAT64_DTYPES, FLOAT_BINARY, FLOAT_DTYPES, FLO
                                  int_operands, int_pairs)
 
 
-@pytest.fixture
-def x64():
-    old = numjax.config.jax_enable_x64
-    numjax.config.update("jax_enable_x64", True)
-    yield
-    numjax.config.update("jax_enable_x64", old)
-
-
 def _mode(request, dt):
     if dt in INT64_DTYPES + FLOAT64_DTYPES:
         request.getfixturevalue("x64")

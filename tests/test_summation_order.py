@@ -12,14 +12,6 @@ from numjax.lax import _summation
 from helpers import jit_compiled
 
 
-@pytest.fixture
-def x64():
-    old = numjax.config.jax_enable_x64
-    numjax.config.update("jax_enable_x64", True)
-    yield
-    numjax.config.update("jax_enable_x64", old)
-
-
 def _data(shape, dtype, seed=0):
     # A wide dynamic range, so that the order of additions shows in the last bits.
     rng = np.random.default_rng(seed)

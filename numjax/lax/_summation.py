@@ -62,12 +62,9 @@ def ordered_reduce(ufunc, identity, v, axes):
 
 
 def _vector_result(ufunc, v):
-    """The order below for one short row: the eager fast path of ``jnp.sum(vector)``."""
-    full = v.size - v.size % LANES
-    start = v.dtype.type(0 if ufunc is np.add else 1)
+    """One short row (the eager fast path of ``jnp.sum(vector)``), skipping the axis handling."""
     with np.errstate(all="ignore"):
-        lanes = ufunc.reduce(v[:full].reshape(-1, LANES), axis=0, initial=start)
-        return ufunc.accumulate(np.concatenate((lanes[:1], v[full:], lanes[1:])))[-1]
+        return _row_results(ufunc, v.dtype.type(0 if ufunc is np.add else 1), v.reshape(1, -1))[0]
 
 
 def _in_sequence(ufunc, start, rows):
@@ -97,8 +94,9 @@ def _row_results(ufunc, start, w):
     else:
         lanes = _few_rows_lanes(ufunc, start, groups)
     # Lane 0, then the tail, then lanes 1..LANES-1, combined one after another.
-    return _in_sequence(ufunc, lanes.dtype.type(0) if ufunc is np.add else lanes.dtype.type(1),
-                        np.concatenate([lanes[:, :1], w[:, full:], lanes[:, 1:]], axis=1))
+    # (accumulate is sequential by definition; lane 0 already started from ``start``)
+    return ufunc.accumulate(np.concatenate([lanes[:, :1], w[:, full:], lanes[:, 1:]], axis=1),
+                            axis=1)[:, -1]
 
 
 def _few_rows_lanes(ufunc, start, groups):

@@ -11,7 +11,6 @@ import sys
 import pytest
 
 jax = pytest.importorskip("jax", reason="real JAX not installed (tox -e compat)")
-pytest.importorskip("hypothesis", reason="hypothesis not installed")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
