@@ -28,65 +28,13 @@ from numjax.jaxpr import Literal
 from numjax.lax import shape as lax_shape
 from numjax.lowering import fusion
 
-from . import device_math
-from .kernels import CudaUnsupported, RegionKernels
+from . import step_rules
+from .compiler import block_size, compile_kernel as _compile, launch, max_blocks
+from .kernels import CudaUnsupported, RegionKernels, check_types
 from .nodes import NODE_KERNELS
 
 logger = logging.getLogger("numjax")
 _lock = threading.Lock()
-_compiled = {}       # kernel name (a hash of its source) -> dispatcher, per process
-_namespace = None
-
-
-def _is_simulator():
-    return bool(numba.config.ENABLE_CUDASIM)
-
-
-def block_size():
-    """Threads per block: 256 on a GPU; 32 on the simulator (one Python thread each)."""
-    return 32 if _is_simulator() else 256
-
-
-def max_blocks():
-    return 64 if _is_simulator() else 4096
-
-
-def compute_capability():
-    """The current device's (major, minor), None on the simulator: part of the cache key."""
-    if _is_simulator():
-        return None
-    return tuple(cuda.get_current_device().compute_capability)
-
-
-def device_function(fn):
-    """``fn`` as a device function, inlined into its callers on a GPU (the simulator takes
-    no inlining option)."""
-    if _is_simulator():
-        return cuda.jit(device=True)(fn)
-    return cuda.jit(device=True, forceinline=True)(fn)
-
-
-def _device_namespace():
-    """What kernel source sees: numpy (its scalar types), math, numba, cuda, and the
-    ``dm_*``/``sh_*`` device functions of ``device_math``."""
-    global _namespace
-    if _namespace is None:
-        import math
-        namespace = {"np": np, "math": math, "numba": numba, "cuda": cuda,
-                     "device_function": device_function}
-        namespace.update(device_math.namespace(device_function, _is_simulator()))
-        _namespace = namespace
-    return _namespace
-
-
-def _compile(name, source, extra=None):
-    fn = _compiled.get(name)
-    if fn is None:
-        namespace = dict(_device_namespace())
-        namespace.update(extra or {})
-        exec(compile(source, f"<numjax cuda kernel {name}>", "exec"), namespace)
-        fn = _compiled[name] = namespace[name]
-    return fn
 
 
 class RegionStep:
@@ -124,9 +72,7 @@ class RegionStep:
             kernel, n = self.elementwise
             outs = [buffers.get((self, "out", k), _device_shape(v), v.aval.dtype)
                     for k, v in enumerate(region.materialize)]
-            if n:
-                blocks = max(1, min(-(-n // self.block), max_blocks()))
-                kernel[blocks, self.block](*args, *outs)
+            launch(kernel, n, buffers.stream, *args, *outs)
             env.update(zip(region.materialize, outs))
         for k, (rk, first, second) in enumerate(self.reductions):
             result = rk.red.result
@@ -135,10 +81,10 @@ class RegionStep:
                 continue
             dtype = rk.out_dtype if second is None else rk.dtype
             part = buffers.get((self, "part", k), (rk.n_out * rk.split,), dtype)
-            first[rk.n_out * rk.split, self.block](*args, part)
+            first[rk.n_out * rk.split, self.block, buffers.stream](*args, part)
             if second is not None:
                 out = buffers.get((self, "red", k), (rk.n_out,), rk.out_dtype)
-                second[rk.n_out, self.block](part, out)
+                second[rk.n_out, self.block, buffers.stream](part, out)
                 part = out
             env[result] = part.reshape(_device_shape(result))
 
@@ -162,14 +108,11 @@ class NodeStep:
         name, source, self.n = NODE_KERNELS[eqn.primitive](eqn)
         self.sources = [source]
         self.kernel = _compile(name, source)
-        self.block = block_size()
 
     def run(self, env, buffers):
         out = self.eqn.outvars[0]
         result = buffers.get((self, "out"), _device_shape(out), out.aval.dtype)
-        if self.n:
-            blocks = max(1, min(-(-self.n // self.block), max_blocks()))
-            self.kernel[blocks, self.block](*[env_read(env, v) for v in self.eqn.invars], result)
+        launch(self.kernel, self.n, buffers.stream, *[env_read(env, v) for v in self.eqn.invars], result)
         env[out] = result
 
 
@@ -191,25 +134,20 @@ def env_read(env, v):
     return env[v]
 
 
-def _check_types(jaxpr):
-    for e in jaxpr.eqns:
-        for v in list(e.invars) + list(e.outvars):
-            dt = np.dtype(v.aval.dtype)
-            if dt.kind not in "biuf" or dt == np.float16:
-                raise CudaUnsupported(f"primitive '{e.primitive.name}' on {dt.name} values has no "
-                                      "CUDA lowering yet")
-    for v in jaxpr.invars:
-        dt = np.dtype(v.aval.dtype)
-        if dt.kind not in "biuf" or dt == np.float16:
-            raise CudaUnsupported(f"{dt.name} inputs have no CUDA lowering yet")
-
-
 def plan_program(closed):
     """The inlined, dead-code-free jaxpr and its steps, or ``CudaUnsupported``."""
     from numjax.interpreters.partial_eval import dce_jaxpr
     from numjax.lowering.compile import inline_jits
     jaxpr = dce_jaxpr(inline_jits(closed.jaxpr))
-    _check_types(jaxpr)
+    check_types(jaxpr)
+    return jaxpr, plan_jaxpr(jaxpr)
+
+
+def plan_jaxpr(jaxpr):
+    """The steps running ``jaxpr`` (already inlined and type-checked) on the device, in
+    order; ``CudaUnsupported`` names the first primitive without a CUDA lowering.  Rule
+    modules (``step_rules.py``) call this for the bodies of control flow."""
+    rules = step_rules.step_rules()
     steps = []
     for item in fusion.Planner(scalar_regions=True).plan(jaxpr):
         if isinstance(item, fusion.Region):
@@ -219,10 +157,19 @@ def plan_program(closed):
             steps.append(ViewStep(item.eqn))
         elif isinstance(item, fusion.Node) and item.eqn.primitive in NODE_KERNELS:
             steps.append(NodeStep(item.eqn))
+        elif isinstance(item, fusion.Node) and item.eqn.primitive in rules:
+            steps.append(rules[item.eqn.primitive](item.eqn))
         else:
             eqn = item.eqn
             raise CudaUnsupported(f"primitive '{eqn.primitive.name}' has no CUDA lowering yet")
-    return jaxpr, steps
+    return steps
+
+
+def run_steps(steps, env, buffers):
+    """Run ``steps`` in order: ``env`` maps the jaxpr's variables to device arrays (rank 0 as
+    shape ``(1,)``) and receives what the steps define."""
+    for step in steps:
+        step.run(env, buffers)
 
 
 def compile_program(closed, name="fn"):
@@ -282,8 +229,7 @@ class CudaExecutable:
                 buffer = self._buffers.get(("in", k), value.shape, value.dtype)
                 buffer.copy_to_device(value)
                 env[var] = buffer
-            for step in self.steps:
-                step.run(env, self._buffers)
+            run_steps(self.steps, env, self._buffers)
             outs = []
             for v, weak in zip(jx.outvars, self._out):
                 if type(v) is Literal:
@@ -296,10 +242,12 @@ class CudaExecutable:
 
 class Buffers:
     """Device arrays kept between calls of one executable, by key (a step and its output):
-    a program's intermediates and outputs are allocated once, not per call."""
+    a program's intermediates and outputs are allocated once, not per call.  ``stream`` is
+    the stream every launch of the executable goes on."""
 
     def __init__(self):
         self._arrays = {}
+        self.stream = 0
 
     def get(self, key, shape, dtype):
         array = self._arrays.get(key)

@@ -353,3 +353,17 @@ class ReductionKernel:
         text = device_spelling("@cuda.jit\ndef KERNEL(" + ", ".join(params) + "):\n" + "\n".join(lines) + "\n")
         name = f"{prefix}_" + _hash(salt + text)
         return name, text.replace("def KERNEL(", f"def {name}(")
+
+
+def check_types(jaxpr):
+    """``CudaUnsupported`` naming the first value of a dtype the kernels do not handle yet."""
+    for e in jaxpr.eqns:
+        for v in list(e.invars) + list(e.outvars):
+            dt = np.dtype(v.aval.dtype)
+            if dt.kind not in "biuf" or dt == np.float16:
+                raise CudaUnsupported(f"primitive '{e.primitive.name}' on {dt.name} values has no "
+                                      "CUDA lowering yet")
+    for v in jaxpr.invars:
+        dt = np.dtype(v.aval.dtype)
+        if dt.kind not in "biuf" or dt == np.float16:
+            raise CudaUnsupported(f"{dt.name} inputs have no CUDA lowering yet")

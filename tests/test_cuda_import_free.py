@@ -23,7 +23,7 @@ def test_numjax_imports_no_cuda_packages(platforms):
         "print(numjax.default_backend(), numjax.devices())\n"
         "bad = sorted(m for m in sys.modules if m == 'numba_cuda' or m.startswith('numba_cuda.')\n"
         "             or m == 'numba.cuda' or m.startswith('numba.cuda.') or m.startswith('cuda.bindings')\n"
-        "             or m.startswith('cuda.core') or m == 'numjax.cuda.backend')\n"
+        "             or m.startswith('cuda.core') or m in ('numjax.cuda.backend', 'numjax.cuda.compiler'))\n"
         "assert not bad, bad\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("JAX_PLATFORMS", "NUMJAX_PLATFORMS")}

@@ -97,7 +97,7 @@ def test_jit_call_runs_on_cuda_and_matches_cpu():
 def test_two_pass_reduction():
     # More elements than one block's share: the reduction splits over blocks, then a second
     # kernel combines the partials.
-    from numjax.cuda import backend
+    from numjax.cuda import compiler as backend
     x = np.arange(backend.block_size() * 8 * 3, dtype=np.float32) / 7
     exe, got = cuda_executable(lambda v: (v.sum(), v.max(), (v * 2).min()), x)
     assert "fin_" in exe.source

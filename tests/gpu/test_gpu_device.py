@@ -89,5 +89,5 @@ def test_row_softmax_many_rows(gpu_backend):
 
 
 def test_kernels_compile_for_the_device(gpu_backend):
-    from numjax.cuda import backend
-    assert backend.compute_capability() == numjax.devices()[0].compute_capability
+    from numjax.cuda import compiler
+    assert compiler.compute_capability() == numjax.devices()[0].compute_capability
