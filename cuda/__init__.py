@@ -1,14 +1,18 @@
-"""numjax.cuda -- the CUDA backend of numjax (first phase: issue 12).
+"""numjax.cuda -- the CUDA backend of numjax (issue 12).
 
 ``devices.py`` finds the GPUs through the CUDA driver (standard library only, so ``import
-numjax`` never imports numba-cuda or cuda-python); ``kernels.py`` writes a fused region of
-the backend-neutral plan (``numjax.lowering.fusion``) as numba-cuda kernel source
-(grid-stride elementwise kernels, block tree reductions), ``nodes.py`` data movement and
-dot_general, ``device_math.py`` the math they call; ``backend.py`` compiles and runs them.
-``numjax.dispatch`` alone chooses this backend: by default when a CUDA GPU is present, or
-when asked for by name (``NUMJAX_PLATFORMS=cuda``; with ``NUMBA_ENABLE_CUDASIM=1`` that runs
-the kernels on numba-cuda's simulator).  A program with anything it does not lower yet
-(gathers, control flow, sorting, ...) runs whole on the CPU backend.
+numjax`` never imports numba-cuda or cuda-python).  A program's plan (``numjax.lowering.fusion``)
+becomes steps of numba-cuda kernels: ``kernels.py`` fused regions (grid-stride elementwise
+kernels, block-tree + warp-shuffle reductions), ``nodes.py`` single-kernel data movement, and the
+rule modules of ``step_rules.py`` (indexing, cumulative ops, sorting, convolutions, dot_general,
+control flow, host steps); ``value_forms.py`` rewrites float16/bfloat16/complex programs as the
+CPU backend does; ``compiler.py`` compiles kernel source (``diskcache.py`` keeps the compiled
+kernels on disk); ``backend.py`` runs the steps on the device's stream with ``memory.py``'s
+caching allocator and returns ``arrays.CudaArray``s that stay on the device.
+``numjax.dispatch`` alone chooses this backend: by default when a CUDA GPU is present, or when
+asked for by name (``NUMJAX_PLATFORMS=cuda``; with ``NUMBA_ENABLE_CUDASIM=1`` that runs the
+kernels on numba-cuda's simulator).  A program with anything it does not lower (``fft``,
+custom scatter combiners, ...) runs whole on the CPU backend.
 
 This directory is installed as ``numjax.cuda`` (``setup.cfg``: ``package_dir``
 maps ``numjax.cuda = cuda``).  It is not meant to be imported as ``cuda``;

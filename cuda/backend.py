@@ -3,15 +3,21 @@
 ``compile_program(closed, name)`` plans the program exactly as the CPU backend does
 (``Planner(scalar_regions=True)``: rank-0 chains are regions too) and turns each region into
 the kernels of ``kernels.py``; reshapes and squeezes of contiguous device arrays are views;
-transpose, slice, rev, concatenate and dot_general are kernels of ``nodes.py``.  Any other node
-(gathers/scatters, dynamic slices, pad, control flow, sorting, cumulative ops, ...)
-and complex, float16 or bfloat16 values raise ``CudaUnsupported`` (a ``NotImplementedError``)
-naming the primitive or dtype; ``numjax.dispatch`` then runs the whole program on the CPU.
+transpose, slice, rev and concatenate are kernels of ``nodes.py``; the other nodes (indexing,
+cumulative ops, sorting, convolutions, dot_general, control flow, host steps) are steps of the
+rule modules in ``step_rules.py``.  A node no rule lowers raises ``CudaUnsupported`` (a
+``NotImplementedError``) naming the primitive or dtype; ``numjax.dispatch`` then runs the whole
+program on the CPU.  float16, bfloat16 and complex programs are first rewritten into real
+values as the CPU backend rewrites them (``value_forms.py``).
 
-A call copies its inputs to the device, launches the kernels in plan order on the default
-stream (intermediates stay on the device, in buffers the executable keeps for its next call)
-and copies the outputs back: arrays do not stay on the GPU between calls yet, and a call
-returns once its results are on the host.  Importing this module imports numba-cuda.
+A call launches the kernels in plan order on the device's one stream (``memory.stream()``)
+and returns without waiting for them: its outputs are ``CudaArray``s (``arrays.py``) that
+stay on the device, each holding the event recorded after the launches.  Inputs that are
+CudaArrays of the device are read where they are; host inputs are copied in (and the
+program's constants once, when it first runs).  Intermediates live in buffers the
+executable keeps for its next call (``Buffers``); a buffer that becomes an output is handed
+to the output and the next call takes a new one from the caching allocator (``memory.py``).
+Importing this module imports numba-cuda.
 """
 import logging
 import threading
@@ -23,12 +29,12 @@ import numba
 import numba.core.errors
 from numba import cuda
 
-from numjax.array import Array
 from numjax.jaxpr import Literal
 from numjax.lax import shape as lax_shape
 from numjax.lowering import fusion
 
-from . import step_rules
+from . import memory, step_rules
+from .arrays import CudaArray
 from .compiler import block_size, compile_kernel as _compile, launch, max_blocks
 from .kernels import CudaUnsupported, RegionKernels, check_types
 from .nodes import NODE_KERNELS
@@ -101,7 +107,7 @@ class ViewStep:
 
 
 class NodeStep:
-    """A data-movement node or a dot_general: one kernel over the output's points."""
+    """A data-movement node: one kernel over the output's points."""
 
     def __init__(self, eqn):
         self.eqn = eqn
@@ -130,8 +136,22 @@ def _device_shape(v):
 
 def env_read(env, v):
     if type(v) is Literal:
-        return cuda.to_device(np.full(1, v.val, v.aval.dtype))
+        return _literal_array(v.val, v.aval.dtype)
     return env[v]
+
+
+_literals = {}
+
+
+def _literal_array(value, dtype):
+    """A literal as a shape ``(1,)`` device array, copied to the device once per process (a
+    copy per use would be a host transfer on every call).  Steps never write their operands."""
+    host = np.full(1, value, dtype)
+    key = (host.dtype.str, host.tobytes())
+    array = _literals.get(key)
+    if array is None:
+        array = _literals[key] = cuda.to_device(host)
+    return array
 
 
 def plan_program(closed):
@@ -173,23 +193,31 @@ def run_steps(steps, env, buffers):
 
 
 def compile_program(closed, name="fn"):
+    from . import value_forms   # float16/bfloat16 as bits, complex as real parts, as the CPU does
+    rewritten = value_forms.rewrite(closed)
+    if rewritten is not None:
+        form, wrap = rewritten
+        return wrap(compile_program(form, name))
     with _lock:
         jaxpr, steps = plan_program(closed)
     return CudaExecutable(closed, jaxpr, steps, name)
 
 
 class CudaExecutable:
-    """A program of CUDA launches; ``call_arrays`` takes and returns host arrays."""
+    """A program of CUDA launches; ``call_arrays`` takes host arrays or CudaArrays and returns
+    CudaArrays, once the launches are queued (see the module docstring)."""
     backend = "cuda"
 
     def __init__(self, closed, jaxpr, steps, name):
+        from numjax import dispatch
         self.closed, self.jaxpr, self.steps, self.name = closed, jaxpr, steps, name
         self._out = [a.weak_type for a in closed.out_avals]
         self.source = "".join(f"# ---- {name}\n" + "".join(s + "\n" for s in step.sources)
                               for step in steps if step.sources) or "# no kernels\n"
         self._consts = [np.asarray(getattr(c, "_value", c)) for c in closed.consts]
-        self._buffers = Buffers()
-        self._lock = threading.Lock()
+        self.device = dispatch.cuda_devices()[0]
+        self._buffers = Buffers(self.device.id)
+        self._const_arrays = None   # [(device array, Block)], made by the first call
         self._launched = False
         self._cpu = None     # the CPU executable, if a kernel failed to compile
 
@@ -216,41 +244,112 @@ class CudaExecutable:
         return outs
 
     def _run(self, vals):
-        jx = self.jaxpr
-        host = list(self._consts) + [np.asarray(getattr(v, "_value", v)) for v in vals]
-        # One call at a time per executable: its device buffers are reused by the next call
-        # (every result is copied to the host before this returns).
-        with self._lock, warnings.catch_warnings():
+        buffers = self._buffers
+        # One call at a time per executable: its buffers are reused by the next call.
+        with buffers.lock, warnings.catch_warnings():
             # numba-cuda warns of low occupancy on every small launch; small arrays are normal.
             warnings.filterwarnings("ignore", message=r"(?s).*will likely result in GPU under-utilization")
-            env = {}
-            for k, (var, value) in enumerate(zip(list(jx.constvars) + list(jx.invars), host)):
-                value = np.ascontiguousarray(value, var.aval.dtype).reshape(_device_shape(var))
-                buffer = self._buffers.get(("in", k), value.shape, value.dtype)
-                buffer.copy_to_device(value)
-                env[var] = buffer
-            run_steps(self.steps, env, self._buffers)
-            outs = []
-            for v, weak in zip(jx.outvars, self._out):
-                if type(v) is Literal:
-                    value = np.full((), v.val, v.aval.dtype)
-                else:
-                    value = env[v].copy_to_host().reshape(v.aval.shape)
-                outs.append(Array(value, weak))
-        return outs
+            env, held = self._bind_inputs(vals, buffers)
+            run_steps(self.steps, env, buffers)
+            values = [self._output_value(v, env, held, buffers) for v in self.jaxpr.outvars]
+            ready = memory.record_event(buffers.stream)
+        return [CudaArray(value, weak, self.device) if block is None else
+                CudaArray.on_device(value, block, v.aval.shape, v.aval.dtype, weak, self.device, ready)
+                for v, weak, (value, block) in zip(self.jaxpr.outvars, self._out, values)]
+
+    def _bind_inputs(self, vals, buffers):
+        """``env`` with the constants and inputs as device arrays, and the Blocks of the
+        device memory read in place (an output may be one of them, or a view of one)."""
+        jx = self.jaxpr
+        if self._const_arrays is None:
+            self._const_arrays = [_upload(c, v, buffers.stream) for v, c in zip(jx.constvars, self._consts)]
+        env = {}
+        held = []
+        for var, (array, block) in zip(jx.constvars, self._const_arrays):
+            env[var] = array
+            held.append(block)
+        for k, (var, value) in enumerate(zip(jx.invars, vals)):
+            if isinstance(value, CudaArray) and value._device == self.device \
+                    and value._dtype == var.aval.dtype:
+                env[var] = value.device_value()
+                held.append(value._block)
+                continue
+            host = np.ascontiguousarray(getattr(value, "_value", value), var.aval.dtype)
+            array = env[var] = buffers.get(("in", k), _device_shape(var), var.aval.dtype)
+            memory.copy_to_device(array, host.reshape(array.shape), buffers.stream)
+        return env, held
+
+    def _output_value(self, v, env, held, buffers):
+        """``(device array, Block)`` of output ``v`` (the Block it lives in: taken from the
+        executable's buffers, or the input's or constant's it is), or ``(host value, None)``
+        for a literal or an empty output."""
+        if type(v) is Literal:
+            return np.full((), v.val, v.aval.dtype), None
+        array = env[v]
+        if array.size == 0:
+            return np.empty(v.aval.shape, v.aval.dtype), None
+        pointer = memory.device_pointer(array)
+        block = buffers.detach(pointer)
+        if block is None:
+            block = next((b for b in held if b is not None and b.holds(pointer)), None)
+        if block is None:     # neither (a literal's array, memory a step made): copy it
+            block = memory.allocate(array.size * array.dtype.itemsize, self.device.id)
+            copy = block.view(array.shape, array.dtype)
+            copy.copy_to_device(array, stream=buffers.stream)
+            array = copy
+        held.append(block)    # a second output may be (a view of) the same memory
+        return array, block
+
+
+def _upload(value, var, stream):
+    host = np.ascontiguousarray(value, var.aval.dtype).reshape(_device_shape(var))
+    if host.size == 0:
+        return cuda.device_array(host.shape, host.dtype), None
+    block = memory.allocate(host.nbytes)
+    array = block.view(host.shape, host.dtype)
+    memory.copy_to_device(array, host, stream)
+    return array, block
 
 
 class Buffers:
     """Device arrays kept between calls of one executable, by key (a step and its output):
-    a program's intermediates and outputs are allocated once, not per call.  ``stream`` is
-    the stream every launch of the executable goes on."""
+    a program's intermediates are allocated once, not per call.  ``stream`` is the device's
+    stream every launch goes on; ``lock`` is held while a call uses the buffers.  A buffer
+    that becomes a program output is ``detach``ed: the output owns its Block from then on."""
 
-    def __init__(self):
-        self._arrays = {}
-        self.stream = 0
+    def __init__(self, device_id=0):
+        self._arrays = {}      # key -> (device array, Block)
+        self.device_id = device_id
+        self.stream = memory.stream(device_id)
+        self.lock = threading.Lock()
+        memory.register_buffers(self)
 
     def get(self, key, shape, dtype):
-        array = self._arrays.get(key)
-        if array is None or array.shape != tuple(shape) or array.dtype != np.dtype(dtype):
-            array = self._arrays[key] = cuda.device_array(tuple(shape), dtype)
+        hit = self._arrays.get(key)
+        shape, dtype = tuple(shape), np.dtype(dtype)
+        if hit is not None and hit[0].shape == shape and hit[0].dtype == dtype:
+            return hit[0]
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if nbytes == 0:
+            array, block = cuda.device_array(shape, dtype), None
+        else:
+            block = memory.allocate(nbytes, self.device_id)
+            array = block.view(shape, dtype)
+        self._arrays[key] = (array, block)
         return array
+
+    def detach(self, pointer):
+        """The Block holding device address ``pointer``, no longer kept here; None if none."""
+        for key, (array, block) in self._arrays.items():
+            if block is not None and block.holds(pointer):
+                del self._arrays[key]
+                return block
+        return None
+
+    def release_if_idle(self):
+        """Give every buffer back to the allocator, unless a call is using them now."""
+        if self.lock.acquire(blocking=False):
+            try:
+                self._arrays.clear()
+            finally:
+                self.lock.release()

@@ -6,9 +6,14 @@ scalar rules (``kernels.CUDA_OVERRIDES``) spell transcendental and rounding func
 (``expf``/``exp``, ...); on the simulator, the numpy function computed in that dtype.  The
 small integer and comparison helpers of ``lowering/scalar_helpers.py`` are the very same
 functions, compiled as device functions and reached as ``sh_<name>`` (a module attribute is
-not a global numba-cuda can type).
+not a global numba-cuda can type).  ``dm_shfl_down`` is ``cuda.shfl_down_sync`` on a GPU and
+an emulation of it on the simulator (which has none), for the reductions' warp steps.
 """
+import threading
+import weakref
+
 import numpy as np
+from numba import cuda
 
 from numjax.lowering import scalar_helpers, vmath
 
@@ -57,8 +62,34 @@ def namespace(device_function, simulator):
     for name, fn in scalar_helpers.PLAIN.items():
         names[f"sh_{name}"] = device_function(fn)
     names.update(_bits_and_fma(device_function, simulator))
+    names["dm_shfl_down"] = device_function(_simulated_shfl_down) if simulator else cuda.shfl_down_sync
     names["vm_threefry2x32_xor"] = _rebound(vmath, device_function)["threefry2x32_xor"]
     return names
+
+
+_warps_lock = threading.Lock()
+_warps = weakref.WeakKeyDictionary()     # a launch's fake cuda module -> {warp: (barrier, values)}
+_BARRIER_TIMEOUT_S = 120
+
+
+def _simulated_shfl_down(mask, value, delta):
+    """``cuda.shfl_down_sync`` for the simulator, which has none: the value of lane
+    ``lane + delta`` of this thread's warp (its own past lane 31).  The warp's 32 threads
+    (Python threads there) exchange values through a list, between two waits on a barrier
+    of the warp; blocks are whole warps, and all 32 lanes call it, as the full ``mask``
+    says.  While a launch runs, the simulator swaps this module's ``cuda`` for the launch's
+    own module object, which keys the warps' state (its blocks run one after another)."""
+    lane, warp = cuda.threadIdx.x % 32, cuda.threadIdx.x // 32
+    with _warps_lock:
+        warps = _warps.setdefault(cuda, {})
+        if warp not in warps:
+            warps[warp] = (threading.Barrier(32), [None] * 32)
+        barrier, values = warps[warp]
+    values[lane] = value
+    barrier.wait(timeout=_BARRIER_TIMEOUT_S)     # a lane that failed breaks it: no hang
+    got = values[lane + delta] if lane + delta < 32 else value
+    barrier.wait(timeout=_BARRIER_TIMEOUT_S)
+    return got
 
 
 def _bits_and_fma(device_function, simulator):

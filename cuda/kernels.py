@@ -12,8 +12,13 @@ A region (its signature: ``inputs``, ``outputs``, ``reductions``, ``shape``) bec
 * a *grid-stride elementwise kernel* storing the materialized outputs, when there are any;
 * per reduction, a *block tree reduction*: block ``b`` reduces one output element's share of
   the reduced axes (``split`` blocks per output element when there are few outputs), each
-  thread accumulating a strided slice, then a shared-memory tree; with ``split > 1`` a second
-  kernel combines the per-block partials.
+  thread accumulating a strided slice, then a pairwise tree (``block_tree``: shared memory
+  down to one warp, then five ``shfl_down_sync`` steps; a fixed order, so results are the
+  same run to run); with ``split > 1`` a second kernel combines the per-block partials.
+
+Only integer, bool, float32 and float64 values reach these kernels: float16, bfloat16 and
+complex programs are rewritten into such values first, as the CPU backend does
+(``value_forms.py``).
 
 Sizes are baked into the source as constants (a new shape is a new kernel); the kernel's
 name is a hash of its source, so equal regions share one compile.  Rank-0 values live on the
@@ -264,6 +269,61 @@ class RegionKernels:
         return [ReductionKernel(self, red, max_blocks) for red in self.region.reductions]
 
 
+WARP = 32
+SHUFFLE_OFFSETS = (16, 8, 4, 2, 1)
+_SHUFFLED = {np.dtype(t) for t in (np.int32, np.int64, np.float32, np.float64)}
+
+
+def shuffle_down(value, offset, dtype):
+    """Source of ``value`` (a ``dtype`` scalar) of lane ``lane + offset`` of the warp (the
+    lane's own value past lane 31): ``cuda.shfl_down_sync`` on a GPU (``dm_shfl_down``),
+    which moves 32- and 64-bit ints and floats, so narrower types travel widened."""
+    dtype = np.dtype(dtype)
+    if dtype in _SHUFFLED:
+        return f"dm_shfl_down(0xffffffff, {value}, {offset})"
+    if dtype == np.bool_:
+        return f"(dm_shfl_down(0xffffffff, numba.int32({value}), {offset}) != 0)"
+    wide = "numba.int64" if dtype.itemsize >= 4 else "numba.int32"
+    return f"{numba_type(dtype)}(dm_shfl_down(0xffffffff, {wide}({value}), {offset}))"
+
+
+def block_tree(block, arrays, step):
+    """The first lines of a block's tree reduction, in a fixed order: thread ``t`` combines
+    the value of thread ``t + h`` into its own for ``h = block/2, block/4, ..., 1``.  The
+    steps with ``h >= 32`` go through shared memory (one array per entry of ``arrays``:
+    ``(name, numba type, the thread's value, the warp's variable)``; ``step(h)`` gives the
+    lines, at 12 spaces, combining slot ``tid + h`` into slot ``tid``); the lines end in
+    ``if tid < 32:`` with each warp variable holding the lane's value, where the caller
+    writes the last five steps as warp shuffles (``SHUFFLE_OFFSETS``, ``shuffle_down``) at
+    8 spaces.  The order is that of a shared-memory tree all the way: results do not
+    depend on the launch."""
+    if block < WARP or block % WARP:
+        raise ValueError(f"a reduction block of {block} threads is not whole warps")
+    if block == WARP:
+        return [f"    if tid < {WARP}:", *(f"        {warp} = {value}" for _, _, value, warp in arrays)]
+    lines = []
+    for name, typ, value, _ in arrays:
+        lines += [f"    {name} = cuda.shared.array({block}, {typ})", f"    {name}[tid] = {value}"]
+    lines.append("    cuda.syncthreads()")
+    h = block // 2
+    while h >= WARP:
+        lines += [f"    if tid < {h}:", *step(h), "    cuda.syncthreads()"]
+        h //= 2
+    lines.append(f"    if tid < {WARP}:")
+    return lines + [f"        {warp} = {name}[tid]" for name, _, _, warp in arrays]
+
+
+def _arg_take(better, indent):
+    """Lines setting ``take``: whether candidate ``(b2, j2)`` beats ``(b1, j1)`` (position -1:
+    none yet): the first NaN wins, else the extremum, ties going to the lower position."""
+    return [indent + line for line in (
+        "take = False", "if j2 >= 0:", "    if j1 < 0:", "        take = True",
+        "    elif b1 != b1:", "        take = b2 != b2 and j2 < j1",
+        "    elif b2 != b2:", "        take = True",
+        f"    elif b2 {better} b1:", "        take = True",
+        "    elif b2 == b1 and j2 < j1:", "        take = True")]
+
+
 class ReductionKernel:
     """Source of one reduction of a region: ``first`` (the partial reduction over the
     region's element function) and, when ``split > 1``, ``second`` (combining partials)."""
@@ -286,13 +346,15 @@ class ReductionKernel:
         return MONOIDS[self.monoid].combine(a, v, self.dtype)
 
     def _tree(self, lines, store):
-        block = self.kernels.block
-        lines += [f"    sm = cuda.shared.array({block}, {numba_type(self.dtype)})",
-                  "    sm[tid] = acc", "    cuda.syncthreads()", f"    h = {block // 2}",
-                  "    while h > 0:", "        if tid < h:",
-                  f"            sm[tid] = {self._combine('sm[tid]', 'sm[tid + h]')}",
-                  "        cuda.syncthreads()", "        h //= 2",
-                  "    if tid == 0:", f"        {store} = sm[0]"]
+        """Lines combining the block's per-thread ``acc`` into ``store`` (by thread 0):
+        ``block_tree``'s fixed pairwise order."""
+        typ = numba_type(self.dtype)
+        lines += block_tree(self.kernels.block, [("sm", typ, "acc", "v")], lambda h: [
+            f"            sm[tid] = {self._combine('sm[tid]', f'sm[tid + {h}]')}"])
+        for offset in SHUFFLE_OFFSETS:
+            lines += [f"        w = {shuffle_down('v', offset, self.dtype)}",
+                      f"        v = {self._combine('v', 'w')}"]
+        lines += ["        if tid == 0:", f"            {store} = v"]
 
     def first(self):
         if self.monoid in ("argmax", "argmin"):
@@ -331,22 +393,19 @@ class ReductionKernel:
                   f"    for i{axis} in range(tid, {self.n_red}, {block}):",
                   f"        v = {k._call()}[{self.value_index}]",
                   f"        if bi < 0 or (best == best and (v {better} best or v != v)):",
-                  "            best = v", f"            bi = i{axis}",
-                  f"    smv = cuda.shared.array({block}, {numba_type(self.dtype)})",
-                  f"    smi = cuda.shared.array({block}, numba.int64)",
-                  "    smv[tid] = best", "    smi[tid] = bi", "    cuda.syncthreads()",
-                  f"    h = {block // 2}", "    while h > 0:", "        if tid < h:",
-                  "            b1 = smv[tid]", "            j1 = smi[tid]",
-                  "            b2 = smv[tid + h]", "            j2 = smi[tid + h]",
-                  "            take = False", "            if j2 >= 0:",
-                  "                if j1 < 0:", "                    take = True",
-                  "                elif b1 != b1:", "                    take = b2 != b2 and j2 < j1",
-                  "                elif b2 != b2:", "                    take = True",
-                  f"                elif b2 {better} b1:", "                    take = True",
-                  "                elif b2 == b1 and j2 < j1:", "                    take = True",
-                  "            if take:", "                smv[tid] = b2", "                smi[tid] = j2",
-                  "        cuda.syncthreads()", "        h //= 2",
-                  "    if tid == 0:", f"        part[o] = {scalar.np_type(self.out_dtype)}(smi[0])"]
+                  "            best = v", f"            bi = i{axis}"]
+        arrays = [("smv", numba_type(self.dtype), "best", "b1"), ("smi", "numba.int64", "bi", "j1")]
+        lines += block_tree(block, arrays, lambda h: [
+            "            b1 = smv[tid]", "            j1 = smi[tid]",
+            f"            b2 = smv[tid + {h}]", f"            j2 = smi[tid + {h}]",
+            *_arg_take(better, "            "),
+            "            if take:", "                smv[tid] = b2", "                smi[tid] = j2"])
+        for offset in SHUFFLE_OFFSETS:
+            lines += [f"        b2 = {shuffle_down('b1', offset, self.dtype)}",
+                      f"        j2 = {shuffle_down('j1', offset, np.int64)}",
+                      *_arg_take(better, "        "),
+                      "        if take:", "            b1 = b2", "            j1 = j2"]
+        lines += ["        if tid == 0:", f"            part[o] = {scalar.np_type(self.out_dtype)}(j1)"]
         return self._kernel("arg", list(k.in_names.values()) + ["part"], lines, k.element_source)
 
     def _kernel(self, prefix, params, lines, salt):
@@ -356,7 +415,9 @@ class ReductionKernel:
 
 
 def check_types(jaxpr):
-    """``CudaUnsupported`` naming the first value of a dtype the kernels do not handle yet."""
+    """``CudaUnsupported`` naming the first value of a dtype the kernels do not handle: after
+    ``value_forms.rewrite`` no float16, bfloat16 (kind 'V') or complex value is left, so this
+    only guards programs that reach the planner some other way."""
     for e in jaxpr.eqns:
         for v in list(e.invars) + list(e.outvars):
             dt = np.dtype(v.aval.dtype)

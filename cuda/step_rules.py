@@ -11,7 +11,7 @@ Single-kernel data movement stays in ``nodes.NODE_KERNELS``.
 """
 import importlib
 
-_MODULES = ()
+_MODULES = ("indexing", "cumulative", "sorting", "conv", "blas", "control", "host_steps")
 _table = None
 
 

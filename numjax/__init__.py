@@ -10,7 +10,8 @@ from . import numpy, lax  # noqa: F401
 from . import flatten_util, nn, random, scipy  # noqa: F401
 from .api import (Device, ShapeDtypeStruct, block_until_ready, default_backend, device_count,  # noqa: F401
                   device_get, device_put, devices, disable_jit, eval_shape, jit, local_device_count,
-                  local_devices, make_jaxpr, typeof, process_index, process_count, checking_leaks)
+                  local_devices, make_jaxpr, typeof, process_index, process_count, checking_leaks,
+                  default_device)
 from . import tree  # noqa: F401
 from . import experimental, sharding, stages, typing  # noqa: F401
 from .sharding import NamedSharding, PartitionSpec as P  # noqa: F401

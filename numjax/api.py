@@ -1,7 +1,9 @@
 """The public transformations. This layer only flattens pytrees, checks arguments and
 calls interpreters (``interpreters/``) and dispatch (``dispatch.py``)."""
+import abc
 import functools
 import inspect
+import weakref
 
 import numpy as np
 
@@ -26,8 +28,15 @@ class CpuDevice:
         return f"CpuDevice(id={self.id})"
 
 
+class Device(abc.ABC):
+    """``jax.Device``: ``isinstance(d, jax.Device)`` holds for CPU and CUDA devices."""
+
+
+Device.register(CpuDevice)
+
+
 class SingleDeviceSharding:
-    """Where an Array lives: numjax's arrays all live on the first CPU device."""
+    """Where an Array lives: one device (a CPU's, or a CUDA GPU's for ``CudaArray``s)."""
 
     memory_kind = "device"
 
@@ -91,7 +100,7 @@ def _check_backend(backend):
 
 def _backend_devices(backend):
     which = _check_backend(backend)
-    if which == "gpu" or (which is None and dispatch.current_backend()[0] == "cuda"):
+    if which == "gpu" or (which is None and dispatch.platform_backend()[0] == "cuda"):
         return dispatch.cuda_devices()
     return list(_devices())
 
@@ -121,17 +130,89 @@ def process_count(backend=None):
 
 def default_backend():
     """``"gpu"`` when compiled programs run on a CUDA GPU (JAX's name), else ``"cpu"``."""
-    return "gpu" if dispatch.current_backend()[0] == "cuda" else "cpu"
+    return "gpu" if dispatch.platform_backend()[0] == "cuda" else "cpu"
 
 
-def device_put(x, device=None):
-    return tree_util.map_traced(_to_array, x)
+class _DefaultDevice:
+    """``jax.default_device(device)``: a context manager making ``device`` (a Device or a
+    platform name, ``"cpu"``/``"gpu"``; None: the platform's first device) the device that
+    jitted programs run on and ``device_put(x)`` puts on, in this thread, for the block.
+    ``config.update('jax_default_device', device)`` sets it for every thread."""
+
+    def __call__(self, device):
+        if device is not None and not isinstance(device, (str, Device)):
+            raise ValueError("jax.default_device must be passed either a Device object (e.g. "
+                             "`jax.devices('cpu')[0]`) or a platform name string like 'cpu' or "
+                             f"'gpu', got: {device!r}")
+        dispatch.default_device_scoped = True
+        return config_scoped("jax_default_device", device)
+
+    @property
+    def value(self):
+        return config.jax_default_device
+
+    def __repr__(self):
+        return "<numjax.default_device>"
 
 
-def _to_array(x):
-    if isinstance(x, (Array, core.Tracer)):
+default_device = _DefaultDevice()
+
+
+def _default_device():
+    """The device a value without one goes to: ``jax.default_device``'s, else the first of
+    the platform's devices."""
+    device = config.jax_default_device
+    if device is None:
+        return devices()[0]
+    if isinstance(device, str):
+        return devices(device)[0]
+    return device
+
+
+_on_cpu = weakref.WeakValueDictionary()   # id -> Array put on a CpuDevice by device_put
+
+
+def _host_array_device(x):
+    """Where a host Array lives: the CPU when ``device_put`` put it there, else (like JAX's
+    uncommitted arrays) the default device, which numjax copies it to when a program needs."""
+    return _devices()[0] if _on_cpu.get(id(x)) is x else _default_device()
+
+
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    """``x``'s array leaves on ``device`` (a Device, a single-device Sharding, a pytree of
+    them matching a prefix of ``x``, or None: the default device; Arrays already placed stay
+    as they are).  Tracers pass through."""
+    if isinstance(device, (list, tuple, dict)):
+        return tree_util.tree_map(lambda d, sub: device_put(sub, d), device, x,
+                                  is_leaf=lambda d: not isinstance(d, (list, tuple, dict)))
+    target = _placement(device)
+    return tree_util.map_traced(lambda leaf: _put(leaf, target), x)
+
+
+def _placement(device):
+    if device is None or isinstance(device, Device):
+        return device
+    devs = getattr(device, "device_set", None)
+    if devs:   # a Sharding: numjax keeps a value whole, on one device (a GPU's if any)
+        return min(devs, key=lambda d: (d.platform == "cpu", d.id))
+    raise ValueError("`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, `jax.Device`, "
+                     f"or a pytree of these values. Received invalid value: {device!r}")
+
+
+def _put(x, target):
+    if isinstance(x, core.Tracer):
         return x
-    return asarray_leaf(x)
+    if target is None:
+        if isinstance(x, Array):
+            return x
+        target = _default_device()
+    if target.platform == "cpu":   # a new Array (as JAX's): ``x`` itself stays uncommitted
+        x = Array(x._value, x.weak_type) if isinstance(x, Array) else asarray_leaf(x)
+        _on_cpu[id(x)] = x
+        return x
+    if not isinstance(x, Array):
+        x = asarray_leaf(x)
+    return dispatch.put_on_device(x, target)
 
 
 def block_until_ready(x):
@@ -489,9 +570,6 @@ def eval_shape(fun, *args, **kwargs):
 
 
 # ---------------------------------------------------------------- jax.Device, device_get, typeof
-
-Device = CpuDevice  # numjax's only kind of device; ``isinstance(d, jax.Device)`` holds
-
 
 def device_get(x):
     """Copy every array leaf of ``x`` to a NumPy array (non-array leaves pass through)."""

@@ -9,6 +9,9 @@ from . import core, dtypes
 class Array:
     __slots__ = ("_value", "weak_type", "__weakref__")
     __array_priority__ = 100
+    # A subclass whose value lives in device memory (numjax.cuda.arrays.CudaArray) sets this;
+    # its ``_value`` is a property that copies the value to the host on first use.
+    _on_device = False
 
     def __init__(self, value, weak_type=False):
         self._value = value
@@ -27,13 +30,12 @@ class Array:
     nbytes = property(lambda self: self._value.nbytes)
 
     def devices(self):
-        from .api import devices
-        return {devices()[0]}
+        return {self.device}
 
     @property
     def device(self):
-        from .api import devices
-        return devices()[0]
+        from .api import _host_array_device
+        return _host_array_device(self)
 
     @property
     def sharding(self):

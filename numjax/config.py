@@ -47,6 +47,8 @@ class Config:
     jax_disable_jit = _ScopedFlag()
     jax_log_compiles = _ScopedFlag()
     jax_check_tracer_leaks = _ScopedFlag()
+    # ``jax.default_device``: a Device or platform name, or None (the platform's first device).
+    jax_default_device = _ScopedFlag()
 
     def __init__(self):
         self.jax_enable_x64 = _env_flag("JAX_ENABLE_X64", "NUMJAX_ENABLE_X64")
@@ -57,6 +59,7 @@ class Config:
         # Accepted so that scripts pinning JAX to the CPU run; numjax only has the CPU.
         self.jax_platform_name = os.environ.get("JAX_PLATFORM_NAME", "")
         self.jax_platforms = os.environ.get("JAX_PLATFORMS")
+        self.jax_default_device = None
         self.numjax_persistent_cache = _env_flag("NUMJAX_PERSISTENT_CACHE", default=True)
         # Size limit of the disk cache; least-recently-used entries are evicted past it.
         self.numjax_cache_max_bytes = int(os.environ.get("NUMJAX_CACHE_MAX_BYTES", 1 << 30))

@@ -42,7 +42,7 @@ logger = logging.getLogger("numjax")
 # ---------------------------------------------------------------- the primitive
 
 def _jit_impl(*args, jaxpr, name):
-    vals = [np.asarray(getattr(a, "_value", a), aval.dtype) for a, aval in zip(args, jaxpr.in_avals)]
+    vals = [leaf_value(a, aval) for a, aval in zip(args, jaxpr.in_avals)]
     return compiled_executable(jaxpr, name).call_arrays(vals)
 
 
@@ -221,16 +221,18 @@ def jit_call_named(name, fun, *args):
 class Program:
     """One traced signature of a jitted function: its jaxpr, its output tree and (built on
     first use) its executable."""
-    __slots__ = ("closed", "out_tree", "out_avals", "single", "_executable")
+    __slots__ = ("closed", "out_tree", "out_avals", "single", "_executable", "_backend")
 
     def __init__(self, closed, out_tree):
         self.closed, self.out_tree, self.out_avals = closed, out_tree, closed.out_avals
         self.single = out_tree.node is None   # the function returned one array
-        self._executable = None
+        self._executable = self._backend = None
 
     def executable(self, name):
-        if self._executable is None:
+        backend = current_backend()   # ``jax.default_device`` may change it between calls
+        if self._executable is None or self._backend != backend:
             self._executable = compiled_executable(self.closed, name)
+            self._backend = backend
         return self._executable
 
 
@@ -345,13 +347,21 @@ class JitCache:
 
 
 def _fast_signature(args):
+    # A device-resident Array (numjax.cuda.arrays.CudaArray) passes itself on
+    # (``_jit_operand``) and its ``flags.c_contiguous`` sets its signatures apart.  The
+    # default device set for a block (``jax.default_device``) is part of the signature once
+    # such a block has been entered (``config.update`` changes the epoch instead).
     try:
-        vals = [a._value for a in args]
+        vals = [a._value if type(a) is Array else a._jit_operand for a in args]
         sig = (tuple([(v.shape, v.dtype.char, v.flags.c_contiguous) for v in vals]),
-               tuple([a.weak_type for a in args]), config._epoch)
+               tuple([a.weak_type for a in args]), config._epoch,
+               thread_flags.jax_default_device if default_device_scoped else None)
     except AttributeError:   # not all Arrays
         return None, None
     return sig, vals
+
+
+default_device_scoped = False   # set once ``jax.default_device(...)`` is first used
 
 
 def leaf_signature(x):
@@ -368,10 +378,13 @@ def leaf_signature(x):
 
 
 def leaf_value(x, aval):
-    """numpy value for a jit input leaf, in its JAX dtype."""
+    """numpy value for a jit input leaf, in its JAX dtype; a device-resident Array as itself
+    (the executable reads it where it is, or its ``_value``)."""
     if type(x) is Array:
         return x._value
-    return np.asarray(x._value if isinstance(x, Array) else x, dtype=aval.dtype)
+    if isinstance(x, Array):
+        return x if x._on_device else np.asarray(x._value, dtype=aval.dtype)
+    return np.asarray(x, dtype=aval.dtype)
 
 
 # ---------------------------------------------------------------- compile logging
@@ -446,11 +459,39 @@ def requested_platforms():
 
 def current_backend():
     """``("cpu", None)`` or ``("cuda", compute capability)`` (None on the simulator): the
-    backend compiled programs run on now, and what of it the compile cache is keyed by."""
+    backend compiled programs run on now -- the default device's (``jax.default_device``),
+    else the platform's -- and what of it the compile cache is keyed by."""
+    device = thread_flags.jax_default_device
+    if device is not None:
+        return _device_backend(device)
+    return platform_backend()
+
+
+def platform_backend():
+    """The backend of the configured platform (``jax_platforms``; by default the GPU when
+    present), whatever the default device: ``jax.devices()`` lists its devices."""
     if _choice[0] != config._epoch:
         _choice[1] = _choose_backend()
         _choice[0] = config._epoch
     return _choice[1]
+
+
+def _device_backend(device):
+    """The backend running programs on ``device`` (a Device, or a platform name)."""
+    key = (config._epoch, device)
+    backend = _device_choice.get(key)
+    if backend is None:
+        platform = getattr(device, "platform", device)
+        found = cuda_devices() if platform in ("gpu", "cuda") else []
+        backend = _CPU if platform == "cpu" else \
+            ("cuda", found[0].compute_capability) if found else platform_backend()
+        if len(_device_choice) > 64:
+            _device_choice.clear()
+        _device_choice[key] = backend
+    return backend
+
+
+_device_choice = {}   # (config epoch, default device) -> backend
 
 
 def _choose_backend():
@@ -477,7 +518,21 @@ def cuda_devices():
     present; the simulator's device when it was asked for by name)."""
     from numjax.cuda import devices as cuda_devices_module
     explicit = any(p in ("cuda", "gpu") for p in requested_platforms())
-    return cuda_devices_module.available_devices(explicit=explicit)
+    found = cuda_devices_module.available_devices(explicit=explicit)
+    if found and not _registered_device_class:
+        from .api import Device
+        Device.register(cuda_devices_module.CudaDevice)   # isinstance(d, jax.Device)
+        _registered_device_class.append(True)
+    return found
+
+
+_registered_device_class = []
+
+
+def put_on_device(x, device):
+    """The Array ``x`` on the CUDA device ``device`` (copied there now, unless it is there)."""
+    from numjax.cuda import arrays as cuda_arrays
+    return cuda_arrays.put(x, x.weak_type, device)
 
 
 def _accelerator_executable(closed_jaxpr, name, backend):

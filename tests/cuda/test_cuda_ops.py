@@ -25,7 +25,7 @@ COVERED = [
     "lax.reduce_sum01", "lax.reduce_max01", "lax.reduce_min01", "lax.reduce_prod01",
     "lax.reduce_and", "lax.reduce_or", "lax.argmax0", "lax.argmin0", "lax.argmax1", "lax.argmin1",
     "lax.argmax_ties", "lax.argmax_uint8",
-    # Nodes: data movement and dot_general (cuda/nodes.py).
+    # Nodes: data movement (cuda/nodes.py) and dot_general (cuda/blas.py).
     "lax.transpose", "lax.transpose_2d", "lax.concatenate", "lax.concatenate_ax1", "lax.slice",
     "lax.slice_nostride", "lax.slice_empty", "lax.rev", "lax.rev_ax1",
     "lax.dot_general_mm", "lax.dot_general_batch", "lax.dot_general_multi",
