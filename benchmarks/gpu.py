@@ -55,7 +55,6 @@ MAX_BATCH = 64              # calls per device-timed batch (keeps the launch que
 HOLD_ITERS = 2_000_000      # the hold kernel gives up after about this many microseconds
 
 # Issue 12's speed targets: (direction, value).
-# recorded there; the row prints its ratio to the reference only.
 TARGETS = {
     "elementwise": (">=", 0.80),     # fraction of the device's copy bandwidth
     "softmax": ("<=", 1.5),          # time / bandwidth bound (one read + one write)
