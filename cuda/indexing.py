@@ -148,7 +148,19 @@ def _split_dims(rank, window_positions):
 
 # ---------------------------------------------------------------- gather
 
-class GatherStep:
+class OneKernelStep:
+    """A step of one ``Launch`` over the output's points, taking the equation's operands and
+    then the output buffer."""
+
+    def run(self, env, buffers):
+        args = [env_read(env, v) for v in self.eqn.invars]
+        out = self.eqn.outvars[0]
+        result = buffers.get((self, "out"), device_shape(out.aval.shape), out.aval.dtype)
+        self.launch(buffers, *args, result)
+        env[out] = result
+
+
+class GatherStep(OneKernelStep):
     def __init__(self, eqn):
         x, idx = eqn.invars
         out = eqn.outvars[0]
@@ -172,13 +184,6 @@ class GatherStep:
         out_at = subscript([f"o{q}" for q in range(out.aval.ndim)])
         body.append(f"out[{out_at}] = {read}")
         self.launch = Launch("gather", ["x", "idx", "out"], out.aval.shape, body, self.sources)
-
-    def run(self, env, buffers):
-        x, idx = (env_read(env, v) for v in self.eqn.invars)
-        out = self.eqn.outvars[0]
-        result = buffers.get((self, "out"), device_shape(out.aval.shape), out.aval.dtype)
-        self.launch(buffers, x, idx, result)
-        env[out] = result
 
 
 # ---------------------------------------------------------------- scatters
@@ -350,7 +355,7 @@ def _clamped_start_lines(n_starts, operand_shape, sizes):
             for d in range(n_starts)]
 
 
-class DynamicSliceStep:
+class DynamicSliceStep(OneKernelStep):
     """One thread per output element reads the (clamped) device start indices."""
 
     def __init__(self, eqn):
@@ -365,15 +370,8 @@ class DynamicSliceStep:
         params = ["x"] + [f"start{d}" for d in range(rank)] + ["out"]
         self.launch = Launch("dynamic_slice", params, out.aval.shape, body, self.sources)
 
-    def run(self, env, buffers):
-        args = [env_read(env, v) for v in self.eqn.invars]
-        out = self.eqn.outvars[0]
-        result = buffers.get((self, "out"), device_shape(out.aval.shape), out.aval.dtype)
-        self.launch(buffers, *args, result)
-        env[out] = result
 
-
-class DynamicUpdateSliceStep:
+class DynamicUpdateSliceStep(OneKernelStep):
     """One thread per output element: the update inside the (clamped) window, else the operand."""
 
     def __init__(self, eqn):
@@ -390,17 +388,10 @@ class DynamicUpdateSliceStep:
         params = ["x", "upd"] + [f"start{d}" for d in range(rank)] + ["out"]
         self.launch = Launch("dynamic_update_slice", params, x.aval.shape, body, self.sources)
 
-    def run(self, env, buffers):
-        args = [env_read(env, v) for v in self.eqn.invars]
-        out = self.eqn.outvars[0]
-        result = buffers.get((self, "out"), device_shape(out.aval.shape), out.aval.dtype)
-        self.launch(buffers, *args, result)
-        env[out] = result
-
 
 # ---------------------------------------------------------------- pad
 
-class PadStep:
+class PadStep(OneKernelStep):
     """One thread per output element: position ``o - lo`` of the padded line is an operand
     element where it is a non-negative multiple of ``interior + 1`` below the operand's extent
     (negative ``lo``/``hi`` crop), else the padding value."""
@@ -423,13 +414,6 @@ class PadStep:
         body += [f"if {' and '.join(conds) or 'True'}:", f"    out[{at}] = x[{src}]",
                  "else:", f"    out[{at}] = pv[0]"]
         self.launch = Launch("pad", ["x", "pv", "out"], out.aval.shape, body, self.sources)
-
-    def run(self, env, buffers):
-        x, pv = (env_read(env, v) for v in self.eqn.invars)
-        out = self.eqn.outvars[0]
-        result = buffers.get((self, "out"), device_shape(out.aval.shape), out.aval.dtype)
-        self.launch(buffers, x, pv, result)
-        env[out] = result
 
 
 STEP_RULES = {

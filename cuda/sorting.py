@@ -175,6 +175,20 @@ def _env():
     return _device_shape, env_read
 
 
+def _sort_then_gather(self, env, buffers):
+    """``run`` of SortStep and TopKStep: sort the rows' keys into a permutation, then gather
+    every operand through it into the outputs (``out_size`` points)."""
+    device_shape, read = _env()
+    outs = [buffers.get((self, "out", k), device_shape(v), v.aval.dtype)
+            for k, v in enumerate(self.eqn.outvars)]
+    env.update(zip(self.eqn.outvars, outs))
+    if self.out_size == 0:
+        return
+    ins = [read(env, v) for v in self.eqn.invars]
+    perm = self.sort.run(self, ins[:self.sort.n_keys], buffers)
+    compiler.launch(self.gather, self.out_size, buffers.stream, *ins, perm, *outs)
+
+
 class SortStep:
     """``sort``: the operands sorted along ``dimension`` by the first ``num_keys``."""
 
@@ -182,23 +196,14 @@ class SortStep:
         self.eqn = eqn
         self.axis, num_keys = eqn.params["dimension"], eqn.params["num_keys"]
         shape = tuple(eqn.invars[0].aval.shape)
-        self.size = math.prod(shape)
+        self.out_size = math.prod(shape)
         self.sort = _SortRows([v.aval.dtype for v in eqn.invars[:num_keys]], shape, self.axis,
                               canonical=True, descending=False)
         name, src = _gather_source(shape, shape, self.axis, len(eqn.invars), False)
         self.sources = self.sort.sources + [src]
         self.gather = compiler.compile_kernel(name, src)
 
-    def run(self, env, buffers):
-        device_shape, read = _env()
-        outs = [buffers.get((self, "out", k), device_shape(v), v.aval.dtype)
-                for k, v in enumerate(self.eqn.outvars)]
-        env.update(zip(self.eqn.outvars, outs))
-        if self.size == 0:
-            return
-        ins = [read(env, v) for v in self.eqn.invars]
-        perm = self.sort.run(self, ins[:self.sort.n_keys], buffers)
-        compiler.launch(self.gather, self.size, buffers.stream, *ins, perm, *outs)
+    run = _sort_then_gather
 
 
 class TopKStep:
@@ -216,16 +221,7 @@ class TopKStep:
         self.sources = self.sort.sources + [src]
         self.gather = compiler.compile_kernel(name, src)
 
-    def run(self, env, buffers):
-        device_shape, read = _env()
-        outs = [buffers.get((self, "out", k), device_shape(v), v.aval.dtype)
-                for k, v in enumerate(self.eqn.outvars)]
-        env.update(zip(self.eqn.outvars, outs))
-        if self.out_size == 0:
-            return
-        x = read(env, self.eqn.invars[0])
-        perm = self.sort.run(self, [x], buffers)
-        compiler.launch(self.gather, self.out_size, buffers.stream, x, perm, *outs)
+    run = _sort_then_gather
 
 
 def _check_dtypes(eqn):

@@ -3,7 +3,6 @@
 CPU backend at sizes the simulator cannot run; also sort, top_k and a convolution at such
 sizes.  Skipped with the reason where there is no GPU."""
 import importlib.util
-import os
 
 import numpy as np
 import pytest
@@ -13,17 +12,6 @@ import numjax.numpy as jnp
 from numjax import dispatch, lax
 from numjax.config import config
 
-_SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
-
-
-def _gpus():
-    if _SIMULATOR:
-        return []
-    from numjax.cuda import devices
-    return devices.gpu_devices()
-
-
-pytestmark = pytest.mark.skipif(not _gpus(), reason="no CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 is set)")
 _HAVE_NVMATH = importlib.util.find_spec("nvmath") is not None
 rng = np.random.default_rng(7)
 

@@ -15,17 +15,6 @@ import numjax
 import numjax.numpy as jnp
 from numjax.config import config
 
-_SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
-
-
-def _gpus():
-    if _SIMULATOR:
-        return []
-    from numjax.cuda import devices
-    return devices.gpu_devices()
-
-
-pytestmark = pytest.mark.skipif(not _gpus(), reason="no CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 is set)")
 
 
 def _on_cpu(fn, *args):
