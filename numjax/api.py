@@ -15,14 +15,19 @@ from .interpreters import partial_eval as pe
 from .numpy._util import asarray_leaf
 
 
+# set (by numjax/sharding.py) once an Array carries a NamedSharding: jit then reports its
+# outputs' shardings; until then jitted calls take no extra step.
+_sharding_placed = [False]
+
+
 # ---------------------------------------------------------------- devices
 
 class CpuDevice:
     platform = "cpu"
     device_kind = "cpu"
 
-    def __init__(self, id):  # noqa: A002
-        self.id = id
+    def __init__(self, id, process_index=0):  # noqa: A002
+        self.id, self.process_index = id, process_index
 
     def __repr__(self):
         return f"CpuDevice(id={self.id})"
@@ -74,15 +79,26 @@ def _device_count_from_env():
     return max(1, int(n))
 
 
-_DEVICES = []     # made on first use, as JAX reads XLA_FLAGS when its backend starts
+_DEVICES = []     # every process's CPU devices, made on first use (JAX reads XLA_FLAGS then)
 
 
-def _devices():
+def _all_devices():
+    """CPU devices of all processes: process p's local device i has id p * local_count + i."""
     if not _DEVICES:
-        _DEVICES.extend(CpuDevice(i) for i in range(_device_count_from_env()))
+        from . import distributed
+        distributed.warn_if_uninitialized_launch()
+        local = distributed.local_device_count()
+        _DEVICES.extend(CpuDevice(p * local + i, p) for p in range(distributed.process_count())
+                        for i in range(local))
         from ._src import xla_bridge
         xla_bridge._started()
     return _DEVICES
+
+
+def _devices():
+    """This process's CPU devices."""
+    me = process_index()
+    return [d for d in _all_devices() if d.process_index == me]
 
 
 def _check_backend(backend):
@@ -98,11 +114,12 @@ def _check_backend(backend):
                        f"instances of {name} are present. Platforms present are: {present}")
 
 
-def _backend_devices(backend):
+def _backend_devices(backend, process=None):
+    """The backend's devices: all processes' (``process`` None) or that process's."""
     which = _check_backend(backend)
     if which == "gpu" or (which is None and dispatch.platform_backend()[0] == "cuda"):
         return dispatch.cuda_devices()
-    return list(_devices())
+    return [d for d in _all_devices() if process is None or d.process_index == process]
 
 
 def devices(backend=None):
@@ -110,22 +127,37 @@ def devices(backend=None):
 
 
 def local_devices(process_index=None, backend=None, host_id=None):
-    return _backend_devices(backend)
+    """The devices of ``process_index`` (default: this process)."""
+    which = process_index if process_index is not None else host_id
+    return _backend_devices(backend, _current_process() if which is None else which)
 
 
 def device_count(backend=None):
     return len(_backend_devices(backend))
 
 
-local_device_count = device_count
+def local_device_count(backend=None):
+    return len(local_devices(backend=backend))
+
+
+def _current_process():
+    from . import distributed
+    return distributed.process_index()
 
 
 def process_index(backend=None):
-    return 0
+    """This process's index: its MPI rank after ``numjax.distributed.initialize()``, else 0."""
+    return _current_process()
 
 
 def process_count(backend=None):
-    return 1
+    from . import distributed
+    return distributed.process_count()
+
+
+def process_indices(backend=None):
+    """Every process's index: ``list(range(process_count()))``."""
+    return list(range(process_count(backend)))
 
 
 def default_backend():
@@ -163,9 +195,9 @@ def _default_device():
     the platform's devices."""
     device = config.jax_default_device
     if device is None:
-        return devices()[0]
+        return local_devices()[0]
     if isinstance(device, str):
-        return devices(device)[0]
+        return local_devices(backend=device)[0]
     return device
 
 
@@ -185,6 +217,9 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     if isinstance(device, (list, tuple, dict)):
         return tree_util.tree_map(lambda d, sub: device_put(sub, d), device, x,
                                   is_leaf=lambda d: not isinstance(d, (list, tuple, dict)))
+    from . import sharding
+    if isinstance(device, sharding.NamedSharding) and not device.mesh.empty:   # whole value, recording it
+        return tree_util.map_traced(lambda leaf: sharding._constrain(leaf, device, "device_put"), x)
     target = _placement(device)
     return tree_util.map_traced(lambda leaf: _put(leaf, target), x)
 
@@ -213,6 +248,26 @@ def _put(x, target):
     if not isinstance(x, Array):
         x = asarray_leaf(x)
     return dispatch.put_on_device(x, target)
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
+    """``jax.make_mesh``: see numjax/sharding.py."""
+    from .sharding import make_mesh as make
+    return make(axis_shapes, axis_names, axis_types, devices=devices)
+
+
+def set_mesh(mesh):
+    """``jax.set_mesh``: a statement and a context manager; see numjax/sharding.py."""
+    from .sharding import set_mesh as setter
+    return setter(mesh)
+
+
+def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(), check_vma=True,
+              check_rep=None):
+    """``jax.shard_map``: see numjax/shmap.py."""
+    from .shmap import shard_map as smap
+    return smap(f, out_specs=out_specs, in_specs=in_specs, mesh=mesh, axis_names=axis_names,
+                check_vma=check_vma, check_rep=check_rep)
 
 
 def block_until_ready(x):
@@ -319,7 +374,7 @@ class PjitFunction:
         return inspect.signature(self._fun)
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline,
-                 donate_argnames=None):
+                 donate_argnames=None, in_shardings=None, out_shardings=None):
         functools.update_wrapper(self, fun, updated=())
         if not hasattr(self, "__name__"):   # functools.partial and other callables without a name
             self.__name__ = getattr(getattr(fun, "func", None), "__name__", type(fun).__name__)
@@ -328,6 +383,8 @@ class PjitFunction:
             fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
         self._dispatch = dispatch.JitCache(fun, self.__name__)
         self._inline = inline
+        self._shardings = None if in_shardings is None and out_shardings is None else \
+            (in_shardings, out_shardings)
 
     stats = property(lambda self: self._dispatch.stats)
 
@@ -338,6 +395,19 @@ class PjitFunction:
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
+        if self._shardings is not None or _sharding_placed[0]:
+            return self._call_sharded(args, kwargs)
+        return self._call(args, kwargs)
+
+    def _call_sharded(self, args, kwargs):
+        from . import sharding_rules
+        in_shardings, out_shardings = self._shardings or (None, None)
+        placed = False
+        if in_shardings is not None:
+            args, placed = sharding_rules.apply_in_shardings(args, in_shardings)
+        return sharding_rules.place_outputs(self, args, kwargs, self._call(args, kwargs), out_shardings, placed)
+
+    def _call(self, args, kwargs):
         if not kwargs:
             out = self._dispatch.call_fast(args)
             if out is not dispatch.MISS:
@@ -502,16 +572,18 @@ class ShapeDtypeStruct:
         return hash((self.shape, self.dtype, self.weak_type))
 
 
-def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
-        donate_argnames=None, keep_unused=False, device=None, backend=None, inline=False):
+def jit(fun=None, *, in_shardings=None, out_shardings=None, static_argnums=None, static_argnames=None,
+        donate_argnums=None, donate_argnames=None, keep_unused=False, device=None, backend=None,
+        inline=False):
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
+        return functools.partial(jit, in_shardings=in_shardings, out_shardings=out_shardings,
+                                 static_argnums=static_argnums, static_argnames=static_argnames,
                                  donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                                  keep_unused=keep_unused, inline=inline)
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
     return PjitFunction(fun, static_argnums, static_argnames, donate_argnums, keep_unused, inline,
-                        donate_argnames)
+                        donate_argnames, in_shardings, out_shardings)
 
 
 # ---------------------------------------------------------------- make_jaxpr

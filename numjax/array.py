@@ -7,7 +7,9 @@ from . import core, dtypes
 
 
 class Array:
-    __slots__ = ("_value", "weak_type", "__weakref__")
+    # ``_sharding``: a NamedSharding recorded by device_put/jit (numjax/sharding.py); left
+    # unset (not even initialised, to keep creation cheap) on every other Array.
+    __slots__ = ("_value", "weak_type", "_sharding", "__weakref__")
     __array_priority__ = 100
     # A subclass whose value lives in device memory (numjax.cuda.arrays.CudaArray) sets this;
     # its ``_value`` is a property that copies the value to the host on first use.
@@ -30,7 +32,8 @@ class Array:
     nbytes = property(lambda self: self._value.nbytes)
 
     def devices(self):
-        return {self.device}
+        named = getattr(self, "_sharding", None)
+        return named.device_set if named is not None else {self.device}
 
     @property
     def device(self):
@@ -39,8 +42,35 @@ class Array:
 
     @property
     def sharding(self):
+        named = getattr(self, "_sharding", None)
+        if named is not None:
+            return named
         from .api import SingleDeviceSharding
         return SingleDeviceSharding(self.device)
+
+    is_fully_replicated = property(lambda self: self.sharding.is_fully_replicated)
+    is_fully_addressable = property(lambda self: self.sharding.is_fully_addressable)
+
+    @property
+    def addressable_shards(self):
+        from . import sharding
+        return sharding.addressable_shards(self, self._named_or_single())
+
+    @property
+    def global_shards(self):
+        from . import sharding
+        return sharding.global_shards(self, self._named_or_single())
+
+    def addressable_data(self, index):
+        return self.addressable_shards[index].data
+
+    def _named_or_single(self):
+        from . import sharding
+        named = getattr(self, "_sharding", None)
+        if named is not None:
+            return named
+        mesh = sharding.Mesh(np.array([self.device], dtype=object), ("_",))
+        return sharding.NamedSharding(mesh, sharding.PartitionSpec())
 
     # -- conversion
     def __array__(self, dtype=None, copy=None):

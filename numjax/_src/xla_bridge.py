@@ -23,4 +23,5 @@ def device_count(backend=None):
 
 
 def process_index(backend=None):
-    return 0
+    from ..api import process_index as _index
+    return _index(backend)

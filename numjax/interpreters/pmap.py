@@ -11,6 +11,11 @@ lockstep across the shards: each iteration (or the chosen branch) runs this
 same segment/collective interpreter on the body. Loops must then run the
 same number of iterations, and conds take the same branch, on every device
 (JAX would deadlock otherwise; numjax raises).
+
+Across processes (``numjax.distributed``), each process runs its own shards and a collective
+first combines the local shards, then exchanges the result with the other processes through
+MPI (``numjax._src.mpi``); the named axis then spans every process's shards, numbered
+process by process (``MappedAxis``).
 """
 import concurrent.futures
 import threading
@@ -21,6 +26,31 @@ import numpy as np
 from ..array import Array
 from ..jaxpr import ClosedJaxpr, Jaxpr, Literal, _literal_value
 from ..lax import parallel
+
+class MappedAxis:
+    """The pmap axis as this process sees it: ``name``; its shards here are global indices
+    ``offset .. offset + local_size - 1`` of ``size`` (all processes')."""
+
+    def __init__(self, name, local_size, offset=0, size=None, agreement=None):
+        self.name, self.local_size, self.offset = name, local_size, offset
+        self.size = local_size if size is None else size
+        self.agreement = agreement     # the processes' shapes check, finished before any exchange
+
+    def mpi(self):
+        """The MPI module, once every process is known to run this same computation."""
+        from .._src import mpi
+        if self.agreement is not None:
+            self.agreement.result()
+        return mpi
+
+    @property
+    def multi_process(self):
+        return self.size != self.local_size
+
+
+def _as_axis(axis, n):
+    return axis if isinstance(axis, MappedAxis) else MappedAxis(axis, n)
+
 
 _pools = {}
 _lock = threading.Lock()   # pools and plans are made once, whichever thread pmaps first
@@ -162,8 +192,10 @@ def _order(jaxpr):
 
 
 def run(jaxpr, consts, shard_args, axis_name):
-    """Run ``jaxpr`` on every shard's flat arguments; returns each shard's flat outputs."""
+    """Run ``jaxpr`` on every shard's flat arguments; returns each shard's flat outputs.
+    ``axis_name`` is the axis's name, or a ``MappedAxis`` (across processes)."""
     n = len(shard_args)
+    axis_name = _as_axis(axis_name, n)
     envs = [dict(zip(jaxpr.constvars, consts)) for _ in range(n)]
     for env, args in zip(envs, shard_args):
         env.update(zip(jaxpr.invars, args))
@@ -223,9 +255,10 @@ def _while(p, ins, axis_name):
     while True:
         preds = [bool(_val(o[0])) for o in run(p["cond_jaxpr"], [], [list(c) + cr for c, cr in zip(cconsts, carry)],
                                                axis_name)]
-        if not any(preds):
+        anyone, everyone = _across_processes(axis_name, any(preds), all(preds))
+        if not anyone:
             return carry
-        if not all(preds):
+        if not everyone:
             raise NotImplementedError(
                 "pmap: a while_loop (or fori_loop) holding a collective must run the same number of "
                 "iterations on every device, but its predicate differs across devices")
@@ -236,40 +269,107 @@ def _while(p, ins, axis_name):
 def _cond(p, ins, axis_name):
     branches = p["branches"]
     idx = {int(np.clip(int(_val(a[0])), 0, len(branches) - 1)) for a in ins}
-    if len(idx) > 1:
+    lowest, highest = _across_processes(axis_name, min(idx), max(idx), ops=("min", "max"))
+    if len(idx) > 1 or lowest != highest:
         raise NotImplementedError("pmap: a cond/switch whose branches hold a collective must take the same "
                                   "branch on every device")
     return run(branches[idx.pop()], [], [list(a[1:]) for a in ins], axis_name)
 
 
-def _collective(eqn, envs, axis_name):
+def _across_processes(axis, first, second, ops=("max", "min")):
+    """(``first`` reduced by ops[0], ``second`` by ops[1]) over the processes (as is in one)."""
+    if not axis.multi_process:
+        return first, second
+    mpi = axis.mpi()
+    return (int(mpi.allreduce(np.asarray(int(first), np.int64), ops[0])),
+            int(mpi.allreduce(np.asarray(int(second), np.int64), ops[1])))
+
+
+def _collective(eqn, envs, axis):
     name = eqn.primitive.name
     p = eqn.params
     names = p.get("axes", (p.get("axis_name"),))
-    if any(a != axis_name for a in names):
+    if any(a != axis.name for a in names):
         raise NotImplementedError(f"pmap collective over axis {names}; only the pmap's own axis "
-                                  f"{axis_name!r} is supported")
+                                  f"{axis.name!r} is supported")
     if name == "axis_index":
         for i, env in enumerate(envs):
-            env[eqn.outvars[0]] = Array(np.asarray(i, np.int32), False)
+            env[eqn.outvars[0]] = Array(np.asarray(axis.offset + i, np.int32), False)
         return
     x = eqn.invars[0]
     vals = [_val(_literal_value(x) if type(x) is Literal else env[x]) for env in envs]
     weak = getattr(envs[0].get(x), "weak_type", False) if type(x) is not Literal else x.aval.weak_type
-    if name in ("psum", "pmax", "pmin"):
-        fn = {"psum": np.sum, "pmax": np.max, "pmin": np.min}[name]
-        total = np.asarray(fn(np.stack(vals), axis=0), dtype=vals[0].dtype)
-        outs = [total] * len(envs)
-    elif name == "all_gather":
-        stacked = np.stack(vals, axis=p["axis"])
-        if p["tiled"]:
-            stacked = np.concatenate(vals, axis=p["axis"])
-        outs = [stacked] * len(envs)
-    elif name == "ppermute":
-        outs = [np.zeros_like(v) for v in vals]
-        for src, dst in p["perm"]:
-            outs[dst] = vals[src]
-    else:
+    if name not in _RULES:
         raise NotImplementedError(name)
-    for env, o in zip(envs, outs):
-        env[eqn.outvars[0]] = Array(np.array(o), weak)
+    outs = _RULES[name](vals, p, axis)
+    for env, o in zip(envs, outs):     # shards may share one result: Arrays are never written
+        env[eqn.outvars[0]] = Array(np.asarray(o), weak)
+
+
+_REDUCERS = {"psum": ("sum", np.sum), "pmax": ("max", np.max), "pmin": ("min", np.min)}
+
+
+def _reduce(vals, p, axis, kind):
+    op, fn = _REDUCERS[kind]
+    total = vals[0] if len(vals) == 1 else np.asarray(fn(np.stack(vals), axis=0), dtype=vals[0].dtype)
+    if axis.multi_process:
+        total = axis.mpi().allreduce(total, op, f"pmap {kind} over axis {axis.name!r} (MPI allreduce {op} of "
+                                         f"{total.dtype}{list(total.shape)})")
+    return [total] * len(vals)
+
+
+def _global_shards(vals, axis):
+    """Every shard's value on the axis, in global order (this process's, or all processes')."""
+    if not axis.multi_process:
+        return vals
+    gathered = axis.mpi().allgather(np.stack(vals))            # (processes, local shards, ...)
+    return list(gathered.reshape((-1,) + gathered.shape[2:]))
+
+
+def _all_gather(vals, p, axis):
+    everyone = _global_shards(vals, axis)
+    joined = np.concatenate(everyone, axis=p["axis"]) if p["tiled"] else np.stack(everyone, axis=p["axis"])
+    return [joined] * len(vals)
+
+
+def _ppermute(vals, p, axis):
+    lo, n = axis.offset, axis.local_size
+    outs = [np.zeros_like(v) for v in vals]
+    sends, recvs, recv_into = [], [], []
+    for src, dst in p["perm"]:
+        src_here, dst_here = lo <= src < lo + n, lo <= dst < lo + n
+        if src_here and dst_here:
+            outs[dst - lo] = vals[src - lo]
+        elif src_here:
+            sends.append((vals[src - lo], dst // n, dst))     # tag: the destination shard
+        elif dst_here:
+            recvs.append((vals[0], src // n, dst))
+            recv_into.append(dst - lo)
+    if sends or recvs:
+        for k, got in zip(recv_into, axis.mpi().exchange(sends, recvs)):
+            outs[k] = got
+    return outs
+
+
+def _psum_scatter(vals, p, axis):
+    """Shard i gets block i (along ``scatter_dimension``) of the sum over the axis."""
+    dim, size = p["scatter_dimension"], axis.size
+    total = np.sum(np.stack(vals), axis=0, dtype=vals[0].dtype)
+    blocks = np.moveaxis(total, dim, 0)
+    blocks = blocks.reshape((size, blocks.shape[0] // size) + blocks.shape[1:])
+    if axis.multi_process:
+        processes = size // axis.local_size
+        mine = axis.mpi().reduce_scatter(blocks.reshape((processes, axis.local_size) + blocks.shape[1:]))
+    else:
+        mine = blocks
+    outs = []
+    for block in mine:          # (chunk, ...) with the scattered dimension first
+        block = np.moveaxis(block, 0, dim)
+        outs.append(block if p["tiled"] else np.squeeze(block, dim))
+    return outs
+
+
+_RULES = {"psum": lambda v, p, a: _reduce(v, p, a, "psum"),
+          "pmax": lambda v, p, a: _reduce(v, p, a, "pmax"),
+          "pmin": lambda v, p, a: _reduce(v, p, a, "pmin"),
+          "all_gather": _all_gather, "ppermute": _ppermute, "reduce_scatter": _psum_scatter}

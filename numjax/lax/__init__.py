@@ -30,7 +30,7 @@ from .convolution import *  # noqa: F401,F403
 from .windowed_reductions import *  # noqa: F401,F403
 from . import low_precision  # noqa: F401
 from .parallel import (all_gather, all_to_all, axis_index, pmax, pmean, pmin,  # noqa: F401
-                       ppermute, psum, pswapaxes)
+                       ppermute, psum, psum_scatter, pswapaxes)
 # The primitives under JAX's names (for code that inspects jaxpr equations).
 from .reductions import (argmax_p, argmin_p, cummax_p, cummin_p, cumprod_p, cumsum_p,  # noqa: F401,E402
                          reduce_and_p, reduce_max_p, reduce_min_p, reduce_or_p, reduce_prod_p, reduce_sum_p)
@@ -63,3 +63,10 @@ def broadcast_shapes(*shapes):
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
+
+
+def with_sharding_constraint(x, shardings):
+    """``jax.lax.with_sharding_constraint``: see numjax/sharding.py (imported on use: the
+    sharding module sits above lax)."""
+    from ..sharding import with_sharding_constraint as constrain
+    return constrain(x, shardings)

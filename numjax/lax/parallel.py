@@ -1,4 +1,5 @@
-"""Collectives over named axes: psum, pmean, pmax, pmin, all_gather, ppermute, axis_index.
+"""Collectives over named axes: psum, pmean, pmax, pmin, all_gather, ppermute, axis_index,
+psum_scatter.
 
 A named axis comes from ``vmap(axis_name=...)`` (the batching rules below turn a
 collective into an ordinary reduction over the batch dimension) or from
@@ -103,7 +104,30 @@ axis_index_p = make_primitive("axis_index", _unbound,
 for _p in (psum_p, pmax_p, pmin_p):
     param_printers[_p] = lambda p: {"axes": p["axes"], "axis_index_groups": None}
 
-COLLECTIVES = {psum_p, pmax_p, pmin_p, ppermute_p, all_gather_p, axis_index_p}
+
+def _scatter_shape(x, *, axis_name, scatter_dimension, axis_size, tiled):
+    shape, n = list(x.shape), x.shape[scatter_dimension]
+    _check_scatter_size(n, axis_size, tiled)
+    if tiled:
+        shape[scatter_dimension] = n // axis_size
+    else:
+        del shape[scatter_dimension]
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+def _check_scatter_size(n, axis_size, tiled):
+    if tiled and n % axis_size:
+        raise ValueError(f"tiled reduce_scatter operand scatter dimension size {n} must be "
+                         f"divisible by shard_count {axis_size}")
+    if not tiled and n != axis_size:
+        raise ValueError(f"reduce_scatter operand scatter dimension size {n} must match "
+                         f"shard count {axis_size}")
+
+
+# JAX's primitive behind lax.psum_scatter is named reduce_scatter.
+reduce_scatter_p = make_primitive("reduce_scatter", _unbound, _scatter_shape)
+
+COLLECTIVES = {psum_p, pmax_p, pmin_p, ppermute_p, all_gather_p, axis_index_p, reduce_scatter_p}
 
 
 def _names(axis_name):
@@ -150,6 +174,30 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     return tree_map(one, x)
 
 
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """psum over ``axis_name``, each member keeping only its block of the sum along
+    ``scatter_dimension`` (tiled: a block of size/n, rank kept; else that dimension, of size n,
+    is dropped)."""
+    from ..tree_util import tree_map
+    from ..numpy._util import asarray_leaf
+    if axis_index_groups is not None:
+        raise NotImplementedError("numjax lax.psum_scatter does not support axis_index_groups")
+
+    def one(v):
+        v = v if isinstance(v, core.Tracer) else asarray_leaf(v)
+        ndim = core.get_aval(v).ndim
+        if not -ndim <= scatter_dimension < ndim:
+            raise ValueError(f"psum_scatter: scatter_dimension={scatter_dimension} is out of range "
+                             f"for an operand of rank {ndim} (shape {core.get_aval(v).shape})")
+        size = axis_size(axis_name)
+        # checked here too: under vmap the batching rule runs instead of the shape rule
+        _check_scatter_size(core.get_aval(v).shape[scatter_dimension], size, tiled)
+        return reduce_scatter_p.bind(_lift(v, axis_name), axis_name=axis_name,
+                                     scatter_dimension=scatter_dimension % ndim,
+                                     axis_size=size, tiled=bool(tiled))
+    return tree_map(one, x)
+
+
 def ppermute(x, axis_name, perm):
     from ..tree_util import tree_map
     perm = tuple((int(s), int(d)) for s, d in perm)
@@ -187,9 +235,10 @@ def _outer_axis_collective(prim, x, d, name, params):
     """A collective over an enclosing axis, met inside this vmap: it acts on every example of
     this vmap's axis independently (elementwise along it), so it is re-bound on the
     underlying value for the enclosing transformation, keeping this batch dimension."""
-    if prim is all_gather_p and d is not batching.not_mapped:
+    if prim in (all_gather_p, reduce_scatter_p) and d is not batching.not_mapped:
         x = batching.moveaxis(x, d, 0)
-        return prim.bind(_lift(x, name), **dict(params, axis=params["axis"] + 1)), 0
+        key = "axis" if prim is all_gather_p else "scatter_dimension"
+        return prim.bind(_lift(x, name), **dict(params, **{key: params[key] + 1})), 0
     return prim.bind(_lift(x, name), **params), d
 
 
@@ -217,6 +266,26 @@ def _gather_over(x, d, axis_data, params):
         shape[ax:ax + 2] = [shape[ax] * shape[ax + 1]]
         x = reshape(x, shape)
     return x
+
+
+def _scatter_batch_rule():
+    """Under vmap: the sum over the batch axis, cut into blocks along ``scatter_dimension``;
+    member i's block is batch entry i (batch dimension 0)."""
+    @batching.needs_axis
+    def rule(vals, dims, *, axis_data, **params):
+        from .shape import reshape
+        (x,), (d,) = vals, dims
+        if params["axis_name"] != axis_data.name:
+            return _outer_axis_collective(reduce_scatter_p, x, d, params["axis_name"], params)
+        dim, n = params["scatter_dimension"], axis_data.size
+        total = batching.moveaxis(_sum_over(x, d, axis_data, params), dim, 0)
+        if not params["tiled"]:
+            return total, 0                               # (member, rest...)
+        shape = core.get_aval(total).shape
+        blocks = reshape(total, (n, shape[0] // n) + shape[1:])   # (member, block, rest...)
+        return batching.moveaxis(blocks, 1, dim + 1), 0
+    rule.always = True
+    return rule
 
 
 def _ppermute_batch_rule():
@@ -253,6 +322,7 @@ batching.batch_rules[psum_p] = _collective_batch(psum_p, _sum_over)
 batching.batch_rules[pmax_p] = _collective_batch(pmax_p, _max_over(_rmax))
 batching.batch_rules[pmin_p] = _collective_batch(pmin_p, _max_over(_rmin))
 batching.batch_rules[all_gather_p] = _collective_batch(all_gather_p, _gather_over)
+batching.batch_rules[reduce_scatter_p] = _scatter_batch_rule()
 batching.batch_rules[ppermute_p] = _ppermute_batch_rule()
 batching.batch_rules[ppermute_p].always = True
 
@@ -300,8 +370,14 @@ def _ppermute_transpose(ct, x, *, axis_name, perm):
     return [_bind_lifted(ppermute_p, ad.instantiate(ct), axis_name=axis_name, perm=inverse)]
 
 
+def _psum_scatter_transpose(ct, x, *, axis_name, scatter_dimension, axis_size, tiled):
+    """Each member's block of the summed cotangent, gathered back: all_gather is the transpose."""
+    return [_bind_lifted(all_gather_p, ad.instantiate(ct), axis_name=axis_name, axis=scatter_dimension,
+                         tiled=tiled, axis_size=axis_size)]
+
+
 for _p, _t in ((psum_p, _psum_transpose), (all_gather_p, _all_gather_transpose),
-               (ppermute_p, _ppermute_transpose)):
+               (ppermute_p, _ppermute_transpose), (reduce_scatter_p, _psum_scatter_transpose)):
     ad.jvp_rules[_p] = _linear_jvp(_p)
     ad.transpose_rules[_p] = _t
 ad.defjvp_zero(axis_index_p)
