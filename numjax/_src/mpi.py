@@ -10,6 +10,7 @@ Once started, an uncaught exception in any process prints ``numjax: process k fa
 aborts the whole MPI job (``MPI_Abort``), so the other processes end at once too.
 """
 import functools
+import math
 import os
 import sys
 import time
@@ -147,8 +148,12 @@ def _wait(request, what):
     pause at first (yielding the CPU between polls when more processes than cores share this
     machine, so that the ones waited for can run), reading the clock every _POLLS_PER_CLOCK
     polls; after _SPIN_SECONDS it sleeps between polls, so a process left waiting on a failed
-    one costs no CPU until the deadline."""
-    test, yield_cpu = request.Test, _state["yield"]
+    one costs no CPU until the deadline. ``what`` (a string, or a function making it: only
+    needed on a timeout, so callers on a hot path pass a function) names the wait."""
+    test = request.Test
+    if test():             # often done at once (tiny messages, or the others arrived first)
+        return
+    yield_cpu = _state["yield"]
     start = time.monotonic()
     deadline, spin_until = start + timeout(), start + _SPIN_SECONDS
     while True:
@@ -158,7 +163,7 @@ def _wait(request, what):
             yield_cpu()
         now = time.monotonic()
         if now > deadline:
-            c = comm()
+            c, what = comm(), _text(what)
             raise CollectiveTimeoutError(
                 f"numjax: process {c.Get_rank()} of {c.Get_size()} waited {timeout():g} s in {what} "
                 "and not every process joined it: one failed, exited, or is running a different "
@@ -212,7 +217,7 @@ _FREE_REFS = _refs_when_free()
 def _output(shape, dtype):
     """An uninitialized array for a collective's result: a pooled one nobody uses, if any."""
     dtype = np.dtype(dtype)
-    if int(np.prod(shape)) * dtype.itemsize < _POOL_MIN_BYTES:
+    if math.prod(shape) * dtype.itemsize < _POOL_MIN_BYTES:
         return np.empty(shape, dtype)
     key = (tuple(shape), dtype)
     free = _pool.pop(key, [])
@@ -234,8 +239,8 @@ def allreduce(x, op="sum", what=None, on=None):
     x = _contiguous(x)
     send, back = _reduction_view(x)
     out = _output(send.shape, send.dtype)
-    MPI = _state["MPI"]
-    _wait((on or _world()).Iallreduce(send, out, op=getattr(MPI, _OPS[op])), what or "allreduce " + _describe(op, x))
+    request = (on or _world()).Iallreduce(send, out, op=getattr(_state["MPI"], _OPS[op]))
+    _wait(request, what or (lambda: "allreduce " + _describe(op, x)))
     return out.astype(back) if back is not None else out
 
 
@@ -248,7 +253,8 @@ def allgather(x, what=None, on=None):
     """Every process's ``x`` stacked along a new leading axis (process order)."""
     x = _contiguous(x)
     out = _output((size(),) + x.shape, x.dtype)
-    _wait((on or _world()).Iallgather(_bytes(x), _bytes_of(out)), what or "allgather " + _describe("gather", x))
+    request = (on or _world()).Iallgather(_bytes(x), _bytes_of(out))
+    _wait(request, what or (lambda: "allgather " + _describe("gather", x)))
     return out
 
 
@@ -260,7 +266,8 @@ def _bytes_of(out):
 def bcast(x, root=0):
     """Process ``root``'s ``x`` on every process (all must pass the same shape and dtype)."""
     buf = np.array(x, copy=True, order="C")
-    _wait(_world().Ibcast(_bytes_of(buf), root=root), f"bcast from process {root} " + _describe("bcast", buf))
+    _wait(_world().Ibcast(_bytes_of(buf), root=root),
+          lambda: f"bcast from process {root} " + _describe("bcast", buf))
     return buf
 
 
@@ -299,7 +306,7 @@ def alltoall(x):
     stacked in sender order."""
     x = _contiguous(x)
     out = np.empty_like(x)
-    _wait(_world().Ialltoall(_bytes(x), _bytes_of(out)), "alltoall " + _describe("alltoall", x))
+    _wait(_world().Ialltoall(_bytes(x), _bytes_of(out)), lambda: "alltoall " + _describe("alltoall", x))
     return out
 
 
@@ -311,7 +318,7 @@ def reduce_scatter(x, op="sum"):
     out = np.empty(send.shape[1:], send.dtype)
     MPI = _state["MPI"]
     _wait(_world().Ireduce_scatter_block(send, out, op=getattr(MPI, _OPS[op])),
-          "reduce_scatter " + _describe(op, x))
+          lambda: "reduce_scatter " + _describe(op, x))
     return out.astype(back) if back is not None else out
 
 
@@ -324,7 +331,8 @@ def _digest(description):
 class Agreement:
     """``check_agree`` started now (one 16-byte allgather of the description's hash, on the
     checks communicator) and finished by ``result()``, so that its latency overlaps whatever
-    the caller does meanwhile."""
+    the caller does meanwhile. ``what`` and ``where`` may be functions making the strings:
+    they are needed only on a mismatch or a timeout."""
 
     def __init__(self, description, what, where):
         _world()
@@ -340,14 +348,18 @@ class Agreement:
             return
         self.finished = True
         _wait(self.request, self.where)
-        if (self.everyone == self.digest).all():
+        if self.everyone.tobytes() == self.digest.tobytes() * len(self.everyone):
             return
-        checks = _state["checks"]
+        checks, where = _state["checks"], _text(self.where)
         raw = np.frombuffer(self.description.encode(), np.uint8)
-        longest = int(allreduce(np.asarray(len(raw), np.int64), "max", self.where, on=checks))
-        texts = allgather(np.pad(raw, (0, longest - len(raw))), self.where, on=checks)
+        longest = int(allreduce(np.asarray(len(raw), np.int64), "max", where, on=checks))
+        texts = allgather(np.pad(raw, (0, longest - len(raw))), where, on=checks)
         each = "; ".join(f"process {k}: {bytes(t).rstrip(bytes(1)).decode()}" for k, t in enumerate(texts))
-        raise ValueError(f"{self.what}, but they differ: {each}")
+        raise ValueError(f"{_text(self.what)}, but they differ: {each}")
+
+
+def _text(message):
+    return message() if callable(message) else message
 
 
 def check_agree(description, what, where="a check that the processes agree"):

@@ -23,6 +23,7 @@ import weakref
 
 import numpy as np
 
+from .._src import mpi      # mpi4py itself is imported only by numjax.distributed.initialize
 from ..array import Array
 from ..jaxpr import ClosedJaxpr, Jaxpr, Literal, _literal_value
 from ..lax import parallel
@@ -38,7 +39,6 @@ class MappedAxis:
 
     def mpi(self):
         """The MPI module, once every process is known to run this same computation."""
-        from .._src import mpi
         if self.agreement is not None:
             self.agreement.result()
         return mpi
@@ -191,18 +191,18 @@ def _order(jaxpr):
     return lambda v: (pos.get(v, -1), getattr(v, "count", 0))
 
 
-def run(jaxpr, consts, shard_args, axis_name):
+def run(jaxpr, consts, shard_args, axis_name, plan=None):
     """Run ``jaxpr`` on every shard's flat arguments; returns each shard's flat outputs.
-    ``axis_name`` is the axis's name, or a ``MappedAxis`` (across processes)."""
+    ``axis_name`` is the axis's name, or a ``MappedAxis`` (across processes); ``plan``:
+    ``plan_for(jaxpr)``, when the caller kept it."""
     n = len(shard_args)
     axis_name = _as_axis(axis_name, n)
     envs = [dict(zip(jaxpr.constvars, consts)) for _ in range(n)]
     for env, args in zip(envs, shard_args):
         env.update(zip(jaxpr.invars, args))
-    pool = _pool(n)
-    for item in plan_for(jaxpr):
+    for item in plan or plan_for(jaxpr):
         if isinstance(item, Segment):
-            results = list(pool.map(item.run, envs)) if n > 1 else [item.run(envs[0])]
+            results = list(_pool(n).map(item.run, envs)) if n > 1 else [item.run(envs[0])]
             for env, outs in zip(envs, results):
                 env.update(zip(item.outvars, outs))
         elif item.primitive in parallel.COLLECTIVES:
@@ -313,8 +313,9 @@ def _reduce(vals, p, axis, kind):
     op, fn = _REDUCERS[kind]
     total = vals[0] if len(vals) == 1 else np.asarray(fn(np.stack(vals), axis=0), dtype=vals[0].dtype)
     if axis.multi_process:
-        total = axis.mpi().allreduce(total, op, f"pmap {kind} over axis {axis.name!r} (MPI allreduce {op} of "
-                                         f"{total.dtype}{list(total.shape)})")
+        x = total            # the message is made only on a timeout (formatting it costs ~10 us)
+        total = axis.mpi().allreduce(total, op, lambda: f"pmap {kind} over axis {axis.name!r} (MPI "
+                                                        f"allreduce {op} of {x.dtype}{list(x.shape)})")
     return [total] * len(vals)
 
 

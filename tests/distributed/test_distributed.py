@@ -123,8 +123,9 @@ def test_process_dying_or_leaving_early_ends_the_job(mode):
 
 
 @needs_mpi
-def test_processes_disagreeing_on_shapes_is_an_error():
-    r = _failure("shape")
+@pytest.mark.parametrize("mode", ["shape", "shape_after_plan", "shape_both_planned"])
+def test_processes_disagreeing_on_shapes_is_an_error(mode):
+    r = _failure(mode)
     assert r.returncode != 0, r
     assert r.seconds < 30, r
     assert ("they differ: process 0: 1 local shards of float32[3]; process 1: 1 local shards of "

@@ -1,4 +1,5 @@
-"""Process 1 fails (raise, crash, exit, hang, skip the psum, or a different shape) while the others enter a psum."""
+"""Process 1 fails (raise, crash, exit, hang, skip the psum, or a different shape, on a first or a
+later call) while the others enter a psum."""
 import os
 import sys
 import time
@@ -22,6 +23,14 @@ if p == 1 and mode == "exit":
     sys.exit(0)                       # leaves quietly, as if finished
 if p == 1 and mode == "shape":
     x = np.ones((local, 4), np.float32)
+if mode in ("shape_after_plan", "shape_both_planned"):
+    # pmap remembers each argument signature's call plan: a later call with other shapes on
+    # one process must still be compared, whether the other process reuses a plan or not.
+    psum = jax.pmap(lambda v: lax.psum(v, "i"), "i")
+    x4 = np.ones((local, 4), np.float32)
+    for arg in ([x, x] if mode == "shape_after_plan" else [x, x4, x, x4]):
+        print(psum(arg), flush=True)
+    print(psum(x4 if p == 1 else x), flush=True)
 if p == 1 and mode == "skip":     # same shapes, but no collective: process 0 waits in its psum
     print(jax.pmap(lambda v: v * 2, "i")(x), flush=True)
     time.sleep(30)
