@@ -68,3 +68,25 @@ def x64():
     numjax.config.update("jax_enable_x64", True)
     yield
     numjax.config.update("jax_enable_x64", old)
+
+
+@pytest.fixture
+def make_foreign(monkeypatch):
+    """``make_foreign(path)``: ``path`` belongs to another user from now on (the cache tests'
+    untrusted entries).  Root chowns it; anyone else cannot, so numjax's ownership test
+    (``diskcache._owned_by_me``) is told about those inodes instead."""
+    try:
+        from numjax.lowering import diskcache
+    except ImportError:     # a bare checkout: lowering/ is the top-level package
+        from lowering import diskcache
+    inodes = set()
+    if os.getuid() != 0:
+        real = diskcache._owned_by_me
+        monkeypatch.setattr(diskcache, "_owned_by_me", lambda st: st.st_ino not in inodes and real(st))
+
+    def make(path):
+        if os.getuid() == 0:
+            os.chown(path, 12345, -1, follow_symlinks=False)
+        else:
+            inodes.add(os.lstat(path).st_ino)
+    return make

@@ -31,7 +31,6 @@ CacheWarning = diskcache.CacheWarning
 SRC = "import numba\n\n@numba.njit(cache=True)\ndef f(x):\n    return x * 2 + 1\n"
 KEY = "cd" * 32
 PAYLOAD = b"\x7fELF object code " * 50
-FOREIGN_UID = 12345
 
 
 @pytest.fixture(autouse=True)
@@ -46,21 +45,6 @@ def root(tmp_path, monkeypatch):
     monkeypatch.setattr(getattr(config, "config", config), "numjax_persistent_cache", True, raising=False)
     monkeypatch.setattr(diskcache, "_proc", diskcache._ProcessState())
     return path
-
-
-@pytest.fixture
-def make_foreign(monkeypatch):
-    inodes = set()
-    if os.getuid() != 0:
-        real = diskcache._owned_by_me
-        monkeypatch.setattr(diskcache, "_owned_by_me", lambda st: st.st_ino not in inodes and real(st))
-
-    def make(path):
-        if os.getuid() == 0:
-            os.chown(path, FOREIGN_UID, -1, follow_symlinks=False)
-        else:
-            inodes.add(os.lstat(path).st_ino)
-    return make
 
 
 def _new_process(monkeypatch):

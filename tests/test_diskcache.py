@@ -66,26 +66,6 @@ def _forget(monkeypatch):
     monkeypatch.setattr(diskcache, "_proc", diskcache._ProcessState())
 
 
-FOREIGN_UID = 12345
-
-
-@pytest.fixture
-def make_foreign(monkeypatch):
-    """``make_foreign(path)``: ``path`` belongs to another user from now on.  Root chowns it;
-    anyone else cannot, so the ownership test is told about those inodes instead."""
-    inodes = set()
-    if os.getuid() != 0:
-        real = diskcache._owned_by_me
-        monkeypatch.setattr(diskcache, "_owned_by_me", lambda st: st.st_ino not in inodes and real(st))
-
-    def make(path):
-        if os.getuid() == 0:
-            os.chown(path, FOREIGN_UID, -1, follow_symlinks=False)
-        else:
-            inodes.add(os.lstat(path).st_ino)
-    return make
-
-
 def _entry(module):
     return pathlib.Path(module.__file__)
 

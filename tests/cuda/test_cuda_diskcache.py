@@ -28,7 +28,6 @@ from helpers_cuda import cuda_executable
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TOOLCHAIN = ("numjax 0.1.0", "numba 0.68.1", "numba-cuda 0.30.4", "driver 12080")
-FOREIGN_UID = 12345
 
 
 @pytest.fixture(autouse=True)
@@ -141,23 +140,6 @@ def test_entry_naming_another_key_is_rejected(root):
         assert diskcache.load(key_b) is None
     assert len(_cache_warnings(record)) == 1 and "not an entry of this kernel" in str(record[0].message)
     assert not path_b.exists() and diskcache.load(key_a) == b"kernel a"
-
-
-@pytest.fixture
-def make_foreign(monkeypatch):
-    """``make_foreign(path)``: ``path`` belongs to another user (chown as root, else the
-    ownership check is told about the inode)."""
-    inodes = set()
-    if os.getuid() != 0:
-        real = dc._owned_by_me
-        monkeypatch.setattr(dc, "_owned_by_me", lambda st: st.st_ino not in inodes and real(st))
-
-    def make(path):
-        if os.getuid() == 0:
-            os.chown(path, FOREIGN_UID, -1, follow_symlinks=False)
-        else:
-            inodes.add(os.lstat(path).st_ino)
-    return make
 
 
 def test_foreign_and_world_writable_entries_are_never_loaded_one_warning(root, make_foreign):
