@@ -57,6 +57,18 @@ def selu(np_, x, alpha=1.67, lambda_=1.05):
     return lambda_ * np_.where(x > 0, x, alpha * np_.exp(x) - alpha)
 
 
+def chain(np_, x):
+    """The 8-op transcendental chain (benchmarks/run.py, benchmarks/gpu.py)."""
+    return np_.cos(np_.log1p(np_.tanh(np_.exp(np_.sin(x) * 0.5 + 0.25)))) * 2.0 - 1.0
+
+
+def softmax(np_, x):
+    """Row softmax (benchmarks/run.py, benchmarks/gpu.py)."""
+    m = np_.max(x, axis=1, keepdims=True)
+    e = np_.exp(x - m)
+    return e / np_.sum(e, axis=1, keepdims=True)
+
+
 def square_sum(np_, x):
     return np_.sum(x * x)
 

@@ -46,7 +46,7 @@ import numjax.numpy as jnp                     # noqa: E402
 from numba import cuda                         # noqa: E402  (after the environment is set)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from first_call import mlp_data, mlp_loss, selu   # noqa: E402
+from first_call import chain, mlp_data, mlp_loss, selu, softmax   # noqa: E402
 
 SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 REPS = 7
@@ -65,17 +65,6 @@ TARGETS = {
 
 
 # ---------------------------------------------------------------- programs (np_: numjax.numpy or jax.numpy)
-
-def chain(np_, x):
-    """The 8-op transcendental chain of benchmarks/run.py."""
-    return np_.cos(np_.log1p(np_.tanh(np_.exp(np_.sin(x) * 0.5 + 0.25)))) * 2.0 - 1.0
-
-
-def softmax(np_, x):
-    m = np_.max(x, axis=1, keepdims=True)
-    e = np_.exp(x - m)
-    return e / np_.sum(e, axis=1, keepdims=True)
-
 
 def matmul(np_, a, b):
     return a @ b

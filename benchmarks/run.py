@@ -30,7 +30,7 @@ import numjax
 import numjax.numpy as jnp
 
 import first_call
-from first_call import mlp_data, mlp_loss, selu
+from first_call import chain, mlp_data, mlp_loss, selu, softmax
 
 REPEAT = 7
 
@@ -53,16 +53,6 @@ def median_time(fn, number=None):
 
 
 # ---------------------------------------------------------------- programs
-
-def chain(np_, x):
-    return np_.cos(np_.log1p(np_.tanh(np_.exp(np_.sin(x) * 0.5 + 0.25)))) * 2.0 - 1.0
-
-
-def softmax(np_, x):
-    m = np_.max(x, axis=1, keepdims=True)
-    e = np_.exp(x - m)
-    return e / np_.sum(e, axis=1, keepdims=True)
-
 
 @numba.njit(cache=True)
 def selu_numba(x):
