@@ -169,7 +169,7 @@ def plan_jaxpr(jaxpr):
     modules (``step_rules.py``) call this for the bodies of control flow."""
     rules = step_rules.step_rules()
     steps = []
-    for item in fusion.Planner(scalar_regions=True).plan(jaxpr):
+    for item in fusion.Planner(scalar_regions=True, row_regions=False).plan(jaxpr):
         if isinstance(item, fusion.Region):
             steps.append(RegionStep(item))
         elif isinstance(item, fusion.Node) and item.eqn.primitive in _VIEW_PRIMITIVES \

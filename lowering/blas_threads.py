@@ -2,8 +2,9 @@
 
 The limit itself (``enter``, ``leave``, ``limited``) is ``numjax.blas_threads``, shared with
 the eager matmuls of ``lax``: while a program that calls BLAS runs, BLAS gets
-``numjax_blas_threads`` threads, so its spinning workers and numjax's thread team do not take
-each other's cores (that module has the measurements).
+``numjax_blas_threads`` threads, or at most ``numjax_num_threads`` (numjax's thread budget), so
+its spinning workers and numjax's thread team do not take each other's cores (that module has
+the measurements).
 """
 from numjax.blas_threads import enter, leave, limited  # noqa: F401  (this backend's entry points)
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from numjax.array import Array, c_contiguous as _c_contiguous
 
-from . import blas_threads
+from . import blas_threads, buffer_pool
 from . import compile as numba_backend
 from .driver_nodes import DRIVER_RULES
 from .kernel_program import CONTROL, KERNEL_EQNS, eqn_kernel, heavy_body
@@ -44,6 +44,7 @@ _DRIVER_HEADER = """\
 import numpy as np
 from numjax.lowering import driver_lib as kn
 from numjax.lowering.cpu_runtime import run_chunked
+from numjax.lowering.buffer_pool import empty as pooled_empty
 """
 
 
@@ -118,9 +119,7 @@ class DriverCodegen(numba_backend.Codegen):
             name = f"{name}_{typed}"
             spec = _kernel_spec(kg, name, src)
         self.specs.setdefault(name, spec)
-        outs = [self.tmp("o") for _ in kg.outputs]
-        for o, v in zip(outs, kg.outputs):
-            self.emit(f"{o} = np.empty({self.shape_src(v.aval.shape)}, {_np_type(v.aval.dtype)})")
+        outs = self._buffers(kg.outputs)
         args = [self.dim(d) for d in kg.dims] + [self._scalar_arg(v) for v in kg.inputs] + outs
         if spec.chunked:
             size = " * ".join(self.dim(s) for s in region.shape)
@@ -134,12 +133,19 @@ class DriverCodegen(numba_backend.Codegen):
         """Control flow, gathers and scatters: the whole equation is one kernel."""
         name, source, params, outputs, inputs = eqn_kernel(eqn)
         self.add_kernel(name, source, params, outputs)
-        outs = [self.tmp("o") for _ in eqn.outvars]
-        for o, v in zip(outs, eqn.outvars):
-            self.emit(f"{o} = np.empty({self.shape_src(v.aval.shape)}, {_np_type(v.aval.dtype)})")
+        outs = self._buffers(eqn.outvars)
         args = [self._scalar_arg(v) for v in inputs] + outs
         self.emit(f"{name}(0, 1, {', '.join(args)})")
         self._bind_outputs(outs, eqn.outvars)
+
+    def _buffers(self, outvars):
+        """Names of new output buffers for ``outvars``, allocated by the driver: the large ones
+        from numjax's pool (``buffer_pool``: no fresh pages to fault in on every call)."""
+        outs = [self.tmp("o") for _ in outvars]
+        for o, v in zip(outs, outvars):
+            alloc = "pooled_empty" if _nbytes(v.aval) >= buffer_pool.THRESHOLD else "np.empty"
+            self.emit(f"{o} = {alloc}({self.shape_src(v.aval.shape)}, {_np_type(v.aval.dtype)})")
+        return outs
 
     def _bind_outputs(self, outs, outvars):
         for o, v in zip(outs, outvars):
@@ -172,6 +178,10 @@ class DriverCodegen(numba_backend.Codegen):
             return name
         kind = np.dtype(v.aval.dtype).kind
         return f"float({name})" if kind == "f" else f"bool({name})" if kind == "b" else f"int({name})"
+
+
+def _nbytes(aval):
+    return int(np.prod(aval.shape, dtype=np.int64)) * np.dtype(aval.dtype).itemsize
 
 
 def _np_type(dt):

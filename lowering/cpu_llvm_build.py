@@ -171,7 +171,7 @@ def _compiler_key():
     digest = hashlib.sha256()
     here = os.path.dirname(os.path.abspath(__file__))
     for name in ("pyir.py", "pyir_builtins.py", "cpu_llvm.py", "cpu_llvm_build.py", "kernel_entry.py",
-                 "vmath.py", "scalar_helpers.py", "special_helpers.py"):
+                 "vmath.py", "vmath_sincos.py", "scalar_helpers.py", "special_helpers.py"):
         with open(os.path.join(here, name), "rb") as f:
             digest.update(f.read())
     return digest.hexdigest()

@@ -1,14 +1,20 @@
 """Run-time support of LLVM-backend drivers: chunked parallel kernel calls.
 
 A kernel whose outer loop is ``prange`` takes the bounds [lo, hi) of that loop; large ones
-run in one chunk per thread, two ways, neither compiling any kernel twice (the Numba backend
-needed a ``prange`` twin of every program for this):
+run in chunks on several threads, two ways, neither compiling any kernel twice (the Numba
+backend needed a ``prange`` twin of every program for this):
 
-* natively: ``kernel(-n, hi, ...)`` asks the kernel's entry point to run [0, hi) in n chunks
-  through the *runner*, OpenMP's ``GOMP_parallel`` (libgomp, loaded on first use).  Its
-  worker threads run the chunks without the GIL and spin a while between calls, so a call
-  costs a few µs.  Entry points find the runner in a cell (``runner_cell_address``) bound
-  into every program object when it is loaded.
+* natively: ``kernel(-(chunks << 16 | n), hi, ...)`` asks the kernel's entry point to run
+  [0, hi) in ``chunks`` pieces on n threads of the *runner*, OpenMP's ``GOMP_parallel``
+  (libgomp, loaded on first use).  Its worker threads run the chunks without the GIL and spin
+  a while between calls, so a call costs a few µs.  Each thread claims the next piece when
+  it is done with one (``_CHUNKS_PER_THREAD`` pieces per thread), so a thread that starts
+  late -- woken from its sleep, or its core busy with another process -- leaves its share to
+  the others instead of holding up the call.  Entry points find the runner in a cell
+  (``runner_cell_address``) bound into every program object when it is loaded.  One call
+  runs on the runner at a time: libgomp gives every calling thread a pool of its own, so
+  Python threads calling at once (pmap's, a user's) would each add ``numjax_num_threads - 1``
+  workers; a call that finds the runner busy runs its loop itself, as with the team below.
 * otherwise (no libgomp, or ``NUMJAX_NATIVE_PARALLEL=0``; a forked child of a process that
   used libgomp; kernels run as Python in debug mode): a team of persistent Python threads,
   each waiting on a lock of its own.  A call hands each worker a chunk, runs the first chunk
@@ -54,6 +60,7 @@ def _threads():
 _runner_cell = ctypes.c_void_p(None)    # read by entry points; null: no native runner
 _runner_state = None                    # None: not tried yet; True: installed; False: none
 _runner_used = False
+_runner_busy = _thread.allocate_lock()  # held while a call runs on the runner
 _LIBGOMP = "libgomp.so.1" if sys.platform.startswith("linux") else "libgomp.dylib"
 
 
@@ -183,8 +190,8 @@ def _join(team, used):
 def _after_fork_in_child():
     """In a forked child no worker thread exists: the next call makes a new team, and
     libgomp, which would wait for its parent's threads, is not called again."""
-    global _team, _lock, _runner_state
-    _team, _lock = None, threading.Lock()
+    global _team, _lock, _runner_state, _runner_busy
+    _team, _lock, _runner_busy = None, threading.Lock(), _thread.allocate_lock()
     if _runner_used:
         _runner_cell.value, _runner_state = None, False
 
@@ -196,6 +203,12 @@ if hasattr(os, "register_at_fork"):
 # ---------------------------------------------------------------- the drivers' entry
 
 _BUILTIN = type(len)
+CHUNKS_SHIFT = 16       # kernel_entry's encoding of a parallel call's pieces and threads
+
+
+# With one piece per thread a call took as long as its slowest thread: on a shared 2-core
+# machine, run times of the same program swung by 2x between processes.
+_CHUNKS_PER_THREAD = 4
 
 
 def run_chunked(kernel, n_outer, size, args):
@@ -211,7 +224,15 @@ def run_chunked(kernel, n_outer, size, args):
         kernel(0, n_outer, *args)
     elif type(kernel) is _BUILTIN and (_runner_state or _runner_state is None and _install_runner()):
         _runner_used = True
-        kernel(-chunks, n_outer, *args)       # the entry point runs the chunks natively
+        busy = _runner_busy
+        if not busy.acquire(False):
+            kernel(0, n_outer, *args)         # another thread's call has numjax's threads
+            return
+        try:
+            pieces = min(chunks * _CHUNKS_PER_THREAD, n_outer)
+            kernel(-(pieces << CHUNKS_SHIFT | chunks), n_outer, *args)   # run natively
+        finally:
+            busy.release()
     else:
         team = _team if _team is not None and _team.size == _thread_count[1] else _get_team(_threads())
         if team.busy.acquire(False):

@@ -164,7 +164,7 @@ def _helpers_key():
     into each cached entry: an edit to them must not load entries built from the old code."""
     here = pathlib.Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for name in ("vmath.py", "scalar_helpers.py", "special_helpers.py", "kernels.py",
+    for name in ("vmath.py", "vmath_sincos.py", "scalar_helpers.py", "special_helpers.py", "kernels.py",
                  "linalg_kernels.py", "sort_kernels.py"):
         path = here / name
         if path.exists():

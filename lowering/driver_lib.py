@@ -39,6 +39,57 @@ def batched_matmul_loop(a, b, zero):
     return np.matmul(a, b).astype(a.dtype, copy=False)
 
 
+# ---------------------------------------------------------------- small Cholesky
+# Cholesky of small real matrices, one source for both backends: the LLVM backend's driver
+# compiles it as a kernel (driver_nodes.py, the size a constant), the Numba backend runs it
+# (linalg_kernels.cholesky_small); with no reassociation or fused multiply-add in either, the
+# two agree bit for bit.  LAPACK's potrf through scipy costs microseconds per matrix at these
+# sizes.  This loop works on the factor's transpose (row j holds column j of L), so every
+# update is a contiguous row operation that vectorizes: u[p, :] -= u[j, p] * row, where row
+# is u[j, :] with zeros up to j.  Rows run their full length, a constant (the triangular
+# lengths are too short for LLVM's vector loop); what lands below the diagonal is never read
+# (the transpose at the end overwrites it).  A pivot that is not positive (or NaN) fails the
+# matrix as potrf does: NaN everywhere, as before.  Above 48 LAPACK's blocking wins.
+CHOLESKY_MAX_N = 48
+CHOLESKY_SOURCE = """\
+def KERNEL(nb, a):
+    n = {n}
+    o = np.empty((nb, {n}, {n}), {dtype})
+    row = np.empty(({n}, ), {dtype})
+    for q in numba.prange(nb):
+        for j in range(n):
+            for i in range(n):
+                o[q, j, i] = a[q, i, j] if i >= j else 0.0
+        ok = True
+        for j in range(n):
+            if ok:
+                d = o[q, j, j]
+                if d > 0:
+                    r = np.sqrt(d)
+                    o[q, j, j] = r
+                    for i in range(n):
+                        row[i] = o[q, j, i] / r if i > j else 0.0
+                    for i in range(j + 1, n):
+                        o[q, j, i] = row[i]
+                    for p in range(j + 1, n):
+                        f = row[p]
+                        for i in range(n):
+                            o[q, p, i] = o[q, p, i] - f * row[i]
+                else:
+                    ok = False
+        if ok:
+            for i in range(n):
+                for j in range(i + 1, n):
+                    o[q, j, i] = o[q, i, j]
+                    o[q, i, j] = 0.0
+        else:
+            for i in range(n):
+                for j in range(n):
+                    o[q, i, j] = np.nan
+    return (o, )
+"""
+
+
 # ---------------------------------------------------------------- sorting
 # Results equal to the Numba backend's stable radix sorts bit for bit: numpy's (SIMD) sorts
 # on keys made unique by packing each 32-bit order key with its index, else stable sorts.

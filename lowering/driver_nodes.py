@@ -5,7 +5,8 @@ a library (numpy, scipy's LAPACK) or through kernels of its own written in the k
 ``DRIVER_RULES[primitive](gen, eqn)`` returns driver source lines, with the rule signature of
 ``nodes.py`` (``gen.name(v)``, ``gen.tmp()``, ``gen.dim(size)``, ``gen.shape_src(shape)``).
 Every rule computes what the Numba backend's rule computes (``nodes.py``, ``nodes_*.py``),
-bit for bit; ``kn`` is ``driver_lib``.
+bit for bit, except batched products of small matrices (their sums in another order: equal
+within rounding, as XLA's dots are to BLAS's); ``kn`` is ``driver_lib``.
 """
 import hashlib
 
@@ -19,6 +20,7 @@ from numjax.lax import sorting
 from numjax.lax.fft import fft_p
 
 from . import host_calls, nodes_random, nodes_windowed
+from .driver_lib import CHOLESKY_MAX_N, CHOLESKY_SOURCE
 
 
 def _np_type(dt):
@@ -42,7 +44,7 @@ def _run(gen, text, dims, ins, outs, size):
     as dim parameter names (the entry point checks the arrays' ranks and sizes).  Returns the
     lines and the output buffers' names."""
     local = {p: gen.tmp("d") for p, _ in dims}
-    shape = lambda names: "(" + "".join(f"{local[n]}, " for n in names) + ")"    # noqa: E731
+    shape = lambda names: "(" + "".join(f"{local.get(n, n)}, " for n in names) + ")"    # noqa: E731
     params = [("dim",)] * len(dims) + [("array", dt, sh) for _, dt, sh in ins]
     name = _kernel(gen, text, params, list(outs))
     bufs = [gen.tmp("kb") for _ in outs]
@@ -138,10 +140,104 @@ def _cumulative(gen, eqn):
 # ---------------------------------------------------------------- dot_general
 
 def _dot_general(gen, eqn):
-    """The Numba backend's rule (``nodes.py``: BLAS through numpy, the same code here), with
-    numpy's floating-point warnings off: ``inf * 0`` in a product is NaN silently, as in XLA."""
+    """Small batched products in a kernel of their own (below); the rest is the Numba
+    backend's rule (``nodes.py``: BLAS through numpy, the same code here), with numpy's
+    floating-point warnings off: ``inf * 0`` in a product is NaN silently, as in XLA."""
+    if _small_batched(eqn):
+        return _batched_matmul_kernel(gen, eqn)
     from .nodes import _dot_general as numpy_rule
     return ["with kn.quiet():"] + ["    " + line for line in numpy_rule(gen, eqn)]
+
+
+# numpy's matmul runs a product with one contracted element (k == 1, a per-example outer
+# product of vmap(grad)) through a slow generic loop, microseconds per matrix; others it
+# hands to BLAS one matrix at a time, a tenth of a microsecond or more per call.  A compiled
+# loop over the batch beats it up to about this many multiply-adds per matrix (row form;
+# the dot form only far below it); above that BLAS's blocking wins (measured at 16^3 vs 24^3).
+SMALL_MATMUL_MACS = 4096
+TINY_MATMUL_MACS = 512
+
+# (batch, m, k) @ (batch, k, n), the outer loop over the batch.  Row form (n of 8 or more):
+# each output row is a sum of rows of b scaled by a's entries, the inner loop contiguous in b
+# and o (it vectorizes); the first term is a plain product (an outer product, k == 1, is
+# exactly a * b, signed zeros included, as XLA's).  Dot form (narrow n): one reduction over
+# k per output element, reassociated so it vectorizes (sh.dot_step), from the first term too.
+_BMM_ROWS_SOURCE = """\
+def KERNEL(nb, a, b):
+    o = np.empty((nb, {m}, {n}), {dtype})
+    for q in numba.prange(nb):
+        for i in range({m}):
+            if {k} == 0:
+                for j in range({n}):
+                    o[q, i, j] = {dtype}(0)
+            else:
+                f = a[q, i, 0]
+                for j in range({n}):
+                    o[q, i, j] = f * b[q, 0, j]
+                for p in range(1, {k}):
+                    f = a[q, i, p]
+                    for j in range({n}):
+                        o[q, i, j] = sh.dot_step(o[q, i, j], f, b[q, p, j])
+    return (o, )
+"""
+_BMM_DOTS_SOURCE = """\
+def KERNEL(nb, a, b):
+    o = np.empty((nb, {m}, {n}), {dtype})
+    for q in numba.prange(nb):
+        for i in range({m}):
+            for j in range({n}):
+                acc = {dtype}(0)
+                if {k} > 0:
+                    acc = a[q, i, 0] * b[q, 0, j]
+                for p in range(1, {k}):
+                    acc = sh.dot_step(acc, a[q, i, p], b[q, p, j])
+                o[q, i, j] = acc
+    return (o, )
+"""
+
+
+def _small_batched(eqn):
+    """A batched real float product (same dtypes throughout) of small matrices."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    dt = eqn.outvars[0].aval.dtype
+    if not lb or dt not in (np.float32, np.float64) or lhs.aval.dtype != dt or rhs.aval.dtype != dt:
+        return False
+    shape = lambda v, dims: int(np.prod([v.aval.shape[d] for d in dims]))   # noqa: E731
+    m = shape(lhs, [d for d in range(lhs.aval.ndim) if d not in lc and d not in lb])
+    n = shape(rhs, [d for d in range(rhs.aval.ndim) if d not in rc and d not in rb])
+    k = shape(lhs, lc)
+    return k == 1 or m * k * n <= (SMALL_MATMUL_MACS if n >= 8 else TINY_MATMUL_MACS)
+
+
+def _batched_matmul_kernel(gen, eqn):
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = eqn.invars
+    lfree = [d for d in range(lhs.aval.ndim) if d not in lc and d not in lb]
+    rfree = [d for d in range(rhs.aval.ndim) if d not in rc and d not in rb]
+    dims = [("nb", _prod(gen, [lhs.aval.shape[d] for d in lb])),
+            ("m", _prod(gen, [lhs.aval.shape[d] for d in lfree])),
+            ("k", _prod(gen, [lhs.aval.shape[d] for d in lc])),
+            ("n", _prod(gen, [rhs.aval.shape[d] for d in rfree]))]
+    src = dict(dims)
+    l3 = _as3(gen, lhs, tuple(lb) + tuple(lfree) + tuple(lc), (src["nb"], src["m"], src["k"]))
+    r3 = _as3(gen, rhs, tuple(rb) + tuple(rc) + tuple(rfree), (src["nb"], src["k"], src["n"]))
+    # The matrix sizes are constants of the kernel (a new size compiles a new one): fixed
+    # trip counts let LLVM unroll and vectorize the short inner loops.
+    m, k, n = (int(np.prod([v.aval.shape[d] for d in ds])) for v, ds in ((lhs, lfree), (lhs, lc), (rhs, rfree)))
+    dt = eqn.outvars[0].aval.dtype.name
+    text = (_BMM_ROWS_SOURCE if n >= 8 else _BMM_DOTS_SOURCE).format(dtype=_np_type(dt), m=m, k=k, n=n)
+    lines, bufs = _run(gen, text, dims[:1], [(l3, dt, ("nb", m, k)), (r3, dt, ("nb", k, n))],
+                       [(dt, ("nb", m, n))], _prod(gen, eqn.outvars[0].aval.shape))
+    return lines + _assign(gen, eqn.outvars, bufs)
+
+
+def _as3(gen, v, perm, sizes):
+    """``v`` as a contiguous (batch, rows, cols) stack: itself (``_run`` reshapes it) when
+    ``perm`` keeps its axes in order, else a transposed copy."""
+    if perm == tuple(range(v.aval.ndim)):
+        return gen.name(v)
+    return f"kn.as3({gen.name(v)}, {perm}, {', '.join(sizes)})"
 
 
 # ---------------------------------------------------------------- fft
@@ -179,7 +275,17 @@ def _unstack(gen, outs, call):
 
 
 def _cholesky(gen, eqn):
-    return _unstack(gen, eqn.outvars, f"(kn.cholesky({_stack(gen, eqn.invars[0])}),)")
+    """Small real matrices: driver_lib.CHOLESKY_SOURCE as a kernel, the size a constant;
+    LAPACK's potrf (through scipy) for the rest."""
+    x = eqn.invars[0]
+    *batch, n = x.aval.shape[:-1]
+    if x.aval.dtype not in (np.float32, np.float64) or n > CHOLESKY_MAX_N:
+        return _unstack(gen, eqn.outvars, f"(kn.cholesky({_stack(gen, x)}),)")
+    dt = x.aval.dtype.name
+    text = CHOLESKY_SOURCE.format(n=n, dtype=_np_type(dt))
+    lines, bufs = _run(gen, text, [("nb", _prod(gen, batch))], [(gen.name(x), dt, ("nb", n, n))],
+                       [(dt, ("nb", n, n))], _prod(gen, x.aval.shape))
+    return lines + _assign(gen, eqn.outvars, bufs)
 
 
 def _svd(gen, eqn):

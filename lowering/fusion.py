@@ -15,6 +15,9 @@ that reader). A pending value read from outside its region is materialized
 as an array by that region. Regions are placed at their last join, which is
 safe because nothing outside an unsealed region reads it yet.
 
+A row reduction and the elementwise work reading its result over the same rows can share
+one region that makes several passes over each row (``row_fusion``: softmax, layer norm).
+
 Once planned, each region carries its *signature*: ``inputs`` (values read from
 outside, in first-use order), ``outputs`` (materialized values, then reduction
 results), ``dims`` (the distinct sizes of the output and iteration shapes, each
@@ -25,6 +28,8 @@ from typing import NamedTuple
 
 from numjax.core import Primitive
 from numjax.jaxpr import Literal
+
+from . import row_fusion
 
 
 class Dim(NamedTuple):
@@ -50,6 +55,10 @@ class Region:
         self.materialize = []     # vars stored to arrays
         self.defined = set()      # vars computed inside (pending values)
         self.results = set()      # reduction outputs
+        # Per-row values (see ``row_fusion``): elementwise results over the rows of a region
+        # whose reductions all run over its last axis, computed between passes over each row.
+        self.row_vars = set()
+        self.multipass = False    # some equation reads a reduction result of this region
         self.inputs = self.outputs = self.dims = self.reductions = None   # the signature
 
     def __repr__(self):
@@ -106,11 +115,14 @@ def _folds_into_readers(eqn):
 
 
 class Planner:
-    def __init__(self, scalar_regions=False):
+    def __init__(self, scalar_regions=False, row_regions=True):
         # True: rank-0 elementwise chains fuse into rank-0 regions (one compiled kernel)
         # instead of scalar statements in the program (backends whose programs are not
         # compiled code).
         self.scalar_regions = scalar_regions
+        # False: no multi-pass row regions (``row_fusion``), for backends whose code
+        # generators do not write them (CUDA's one-thread-per-element kernels).
+        self.row_regions = row_regions
         self.items = []
         self.region_of = {}       # var -> region defining it (pending or result)
         self.lazy = {}            # broadcast outvar -> eqn, folded into its readers' loads
@@ -128,6 +140,8 @@ class Planner:
             elif eqn.outvars[0].aval.shape == () and not prim.is_load and not self.scalar_regions:
                 self._use_outside(eqn.invars)
                 self.items.append(Scalar(eqn))
+            elif self.row_regions and row_fusion.join_row_region(self, eqn):
+                pass
             else:
                 self._add_elementwise(eqn)
         self._use_outside(jaxpr.outvars)
@@ -211,6 +225,8 @@ class Planner:
         if src in self.lazy:
             self._materialize_lazy(src)
         region = self.region_of.get(src)
+        if region is not None and self.row_regions and not row_fusion.reduction_may_join(region, eqn):
+            region = None
         if region is None or region.sealed or src not in region.defined:
             self._use_outside([src])
             region = Region(src.aval.shape)

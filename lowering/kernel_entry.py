@@ -31,7 +31,7 @@ import numpy as np
 from . import cpu_runtime, objload
 from .unsupported import Unsupported
 
-ENTRY_FORMAT = "fastcall-6"     # the entry points' ABI, part of every object's cache key
+ENTRY_FORMAT = "fastcall-7"     # the entry points' ABI, part of every object's cache key
 _PY_SUFFIX = "_py"
 NDARRAY_SYMBOL = "numjax_ndarray_type"
 RUNNER_SYMBOL = "numjax_parallel_runner"   # a cell: the runner of parallel calls, or null
@@ -45,6 +45,9 @@ _METH_FASTCALL = 0x80
 # meanwhile, run_chunked's chunks run at once); smaller ones keep it, saving ~35 ns.
 _GIL_RELEASE_ELEMENTS = 1 << 14
 _MAX_THREADS = 256              # of one parallel call (kernel(-n, hi, ...))
+# A parallel call ``kernel(-(chunks << CHUNKS_SHIFT | threads), hi, ...)`` runs [0, hi) in
+# ``chunks`` pieces (``threads`` when 0) that ``threads`` threads claim one at a time.
+CHUNKS_SHIFT = cpu_runtime.CHUNKS_SHIFT
 objload.define_symbol(NDARRAY_SYMBOL, id(np.ndarray))
 objload.define_symbol(RUNNER_SYMBOL, cpu_runtime.runner_cell_address())
 
@@ -166,11 +169,11 @@ def _generic_entry(mod):
     """``PyObject *numjax_entry(self, args, nargs, i64 *descriptor, kernel)``, in the
     runtime object and shared by all entry points: checks and converts the arguments into
     slots, then runs the kernel (the GIL released when the arrays hold
-    ``_GIL_RELEASE_ELEMENTS`` elements or more; a chunked call with ``lo = -n``: in n
-    chunks through the runner).  The fast path takes exactly what drivers pass: ints,
-    floats and bools of exactly those types, ndarrays of exactly that type with the dtype,
-    rank, layout and sizes described.  Anything else goes to ``self``, the kernel's
-    ``CheckedCall``."""
+    ``_GIL_RELEASE_ELEMENTS`` elements or more; a chunked call with ``lo < 0``: on the
+    runner's threads, as ``CHUNKS_SHIFT`` says).  The fast path takes exactly what drivers
+    pass: ints, floats and bools of exactly those types, ndarrays of exactly that type with
+    the dtype, rank, layout and sizes described.  Anything else goes to ``self``, the
+    kernel's ``CheckedCall``."""
     from llvmlite import ir
     i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
     obj = i8.as_pointer()
@@ -318,10 +321,16 @@ def _generic_entry(mod):
         b.call(api("PyEval_RestoreThread", ir.VoidType(), [obj]), [state])
 
     b.position_at_end(parallel)       # at most one chunk per iteration, _MAX_THREADS threads
-    chunks = b.neg(lo)
+
+    def smaller(x, y):
+        return b.select(b.icmp_signed("<", x, y), x, y)
     most = b.select(b.icmp_signed(">", hi, const(1)), hi, const(1))
-    chunks = b.select(b.icmp_signed("<", chunks, most), chunks, most)
-    threads = b.select(b.icmp_signed("<", chunks, const(_MAX_THREADS)), chunks, const(_MAX_THREADS))
+    asked = b.neg(lo)
+    threads = b.and_(asked, const((1 << CHUNKS_SHIFT) - 1))
+    threads = smaller(smaller(threads, most), const(_MAX_THREADS))
+    threads = b.select(b.icmp_signed("<", threads, const(1)), const(1), threads)
+    chunks = b.ashr(asked, const(CHUNKS_SHIFT))
+    chunks = smaller(b.select(b.icmp_signed("<", chunks, threads), threads, chunks), most)
     at_entry = ir.IRBuilder(entry)
     at_entry.position_at_start(entry)
     pack = at_entry.alloca(_pack_type())
@@ -375,15 +384,16 @@ def _chunks_function(mod):
         return b.gep(pack, [ir.Constant(i32, 0), ir.Constant(i32, k)])
     chunks, hi, kernel, slots = (b.load(field(k)) for k in (1, 2, 3, 4))
     block = b.alloca(_run_block_type())
-    step = b.sdiv(b.sub(b.add(hi, chunks), ir.Constant(i64, 1)), chunks)
     b.branch(loop)
     b.position_at_end(loop)
     chunk = b.atomic_rmw("add", field(0), ir.Constant(i64, 1), "monotonic")
     b.cbranch(b.icmp_signed("<", chunk, chunks), work, done)
     b.position_at_end(work)
-    lo = b.mul(chunk, step)
-    end = b.add(lo, step)
-    _run_kernel(b, kernel, block, slots, lo, b.select(b.icmp_signed("<", end, hi), end, hi))
+    # Chunk k is [k*hi/chunks, (k+1)*hi/chunks): sizes differ by one at most, none empty
+    # (chunks <= hi).
+    lo = b.sdiv(b.mul(chunk, hi), chunks)
+    end = b.sdiv(b.mul(b.add(chunk, ir.Constant(i64, 1)), hi), chunks)
+    _run_kernel(b, kernel, block, slots, lo, end)
     b.branch(loop)
     b.position_at_end(done)
     b.ret_void()

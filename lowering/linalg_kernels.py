@@ -11,6 +11,8 @@ from numba.core import types
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
+from .driver_lib import CHOLESKY_SOURCE
+
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
 
@@ -50,6 +52,22 @@ def cholesky(a):
         except Exception:   # not positive definite (or not finite): NaN in every part
             out[b] = a[b] * np.nan
     return out
+
+
+# Cholesky of small real matrices: the LLVM backend's kernel source (driver_lib.py) compiled
+# by Numba, so both backends give the same bits.
+def _numba_cholesky_small():
+    scope = {"np": np, "numba": numba}
+    exec(CHOLESKY_SOURCE.format(n="a.shape[1]", dtype="a.dtype"), scope)   # noqa: S102 (our own text)
+    kernel = numba.njit(nogil=True, error_model="numpy")(scope["KERNEL"])
+
+    def cholesky_small(a):
+        """Real (batch, n, n) stacks, n up to CHOLESKY_MAX_N."""
+        return kernel(a.shape[0], a)[0]
+    return numba.njit(nogil=True, error_model="numpy")(cholesky_small)
+
+
+cholesky_small = _numba_cholesky_small()
 
 
 @_jit

@@ -3,9 +3,12 @@
 Each rule views its operands as (batch, m, n) stacks and calls a kernel of
 ``linalg_kernels`` (``lk`` in generated code); outputs are reshaped back.
 """
+import numpy as np
+
 from numjax.lax import linalg as la
 
 from . import scalar
+from .driver_lib import CHOLESKY_MAX_N
 from .nodes import NODE_RULES
 
 
@@ -20,7 +23,10 @@ def _unstack(gen, out, src):
 
 
 def _cholesky(gen, eqn):
-    return [_unstack(gen, eqn.outvars[0], f"lk.cholesky({_stack(gen, eqn.invars[0])})")]
+    x = eqn.invars[0]
+    small = x.aval.dtype in (np.float32, np.float64) and x.aval.shape[-1] <= CHOLESKY_MAX_N
+    kernel = "cholesky_small" if small else "cholesky"
+    return [_unstack(gen, eqn.outvars[0], f"lk.{kernel}({_stack(gen, x)})")]
 
 
 def _multi(gen, eqn, call):

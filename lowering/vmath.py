@@ -214,6 +214,7 @@ def ensure_jitted():
     its ``numba.njit(inline="always")`` dispatcher (idempotent, thread-safe).  Call before
     compiling Numba code that uses this module; ``PLAIN`` keeps the plain functions."""
     _inline.jit_all(_register_llvm_lowerings)
+    _sincos.ensure_jitted()
 
 
 @_inline
@@ -410,18 +411,16 @@ def erf_f32(x):
     return _sign_one_f32(x) if abs(x) >= _XERF_ONE else _fdiv(x * p, q)
 
 
-# sin, cos, tan, pow: XLA calls the C library, so do we (scalar calls: these
-# loops do not vectorize, as XLA's do not).
-@_inline
-def sin_f32(x):
-    return F(math.sin(x)) if abs(x) < np.inf else F(np.nan)   # (math.sin(inf) raises in Python)
+# sin, cos: XLA calls glibc's sinf/cosf; vmath_sincos reproduces their bits branch-free (so the
+# loops vectorize).  Imported here, once the helpers it uses exist; see its docstring.
+from . import vmath_sincos as _sincos  # noqa: E402
+
+sin_f32 = _inline(_sincos.sin_f32)
+cos_f32 = _inline(_sincos.cos_f32)
 
 
-@_inline
-def cos_f32(x):
-    return F(math.cos(x)) if abs(x) < np.inf else F(np.nan)   # (math.cos(inf) raises in Python)
-
-
+# tan, pow: XLA calls the C library, so do we (scalar calls: these loops do not vectorize, as
+# XLA's do not).
 @_inline
 def tan_f32(x):
     return F(math.tan(x)) if abs(x) < np.inf else F(np.nan)   # (math.tan(inf) raises in Python)

@@ -10,6 +10,7 @@ import numpy as np
 from . import core, dtypes, tree_util
 from .interpreters import ad
 from .api_util import as_leaf as _leaf, flatten_fun_nokwargs
+from ._src.vma import primals_vma
 
 
 # ---------------------------------------------------------------- forward mode
@@ -174,7 +175,7 @@ class VJPFunction:
                                  "corresponding output of the differentiated function had JAX type "
                                  f"{aval.str_short()}")
             vals.append(c)
-        cts_in = ad.backward_pass(self.jaxpr, self.residuals, vals)
+        cts_in = ad.backward_pass(self.jaxpr, self.residuals, vals, getattr(self, "in_vma", None))
         cts_in = [ad.instantiate(c) if type(c) is ad.Zero else c for c in cts_in]
         cts_in = [_cast_ct(c, a) for c, a in zip(cts_in, self.in_avals)]
         return _key_tangents_out(tree_util.tree_unflatten(self.in_tree, cts_in))
@@ -206,6 +207,7 @@ def vjp(fun, *primals, has_aux=False):
     outs, jaxpr, residuals = ad.linearize_flat(flat, p_leaves)
     pullback = VJPFunction(jaxpr, residuals, p_tree, out_tree[0],
                            [core.get_aval(p) for p in p_leaves], [core.get_aval(o) for o in outs])
+    pullback.in_vma = primals_vma(p_leaves)     # inside shard_map(check_vma=True): see _src/vma.py
     po = tree_util.tree_unflatten(out_tree[0], outs)
     return (po, pullback, aux_box[0]) if has_aux else (po, pullback)
 

@@ -1,6 +1,7 @@
 """The public transformations. This layer only flattens pytrees, checks arguments and
 calls interpreters (``interpreters/``) and dispatch (``dispatch.py``)."""
 import abc
+import contextlib
 import functools
 import inspect
 import weakref
@@ -9,7 +10,7 @@ import numpy as np
 
 from . import core, dispatch, tree_util
 from .array import Array
-from .config import config, scoped as config_scoped
+from .config import config, scoped as config_scoped, thread_flags as _thread_flags
 from .api_util import flatten_fun_nokwargs
 from .interpreters import partial_eval as pe
 from .numpy._util import asarray_leaf
@@ -18,6 +19,9 @@ from .numpy._util import asarray_leaf
 # set (by numjax/sharding.py) once an Array carries a NamedSharding: jit then reports its
 # outputs' shardings; until then jitted calls take no extra step.
 _sharding_placed = [False]
+_MISS = dispatch.MISS
+_trace_state = core.trace_state
+_new_array = Array.__new__
 
 
 # ---------------------------------------------------------------- devices
@@ -53,6 +57,14 @@ class SingleDeviceSharding:
         return {self.device}
 
     is_fully_replicated = is_fully_addressable = True
+    addressable_devices = device_set
+    num_devices = 1
+
+    def devices_indices_map(self, global_shape):
+        return {self.device: (slice(None),) * len(global_shape)}
+
+    def shard_shape(self, global_shape):
+        return tuple(global_shape)
 
     def __eq__(self, other):
         return isinstance(other, SingleDeviceSharding) and (self.device, self.memory_kind) == \
@@ -382,6 +394,8 @@ class PjitFunction:
         self._static_nums, self._static_names, self._positional = _normalize_static(
             fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
         self._dispatch = dispatch.JitCache(fun, self.__name__)
+        self._call_fast = self._dispatch.call_fast
+        self._fast, self._stats = self._dispatch.fast, self._dispatch.stats
         self._inline = inline
         self._shardings = None if in_shardings is None and out_shardings is None else \
             (in_shardings, out_shardings)
@@ -397,6 +411,24 @@ class PjitFunction:
     def __call__(self, *args, **kwargs):
         if self._shardings is not None or _sharding_placed[0]:
             return self._call_sharded(args, kwargs)
+        if not kwargs:
+            # The commonest call -- one contiguous Array, a signature seen before, one output
+            # made by the program's native entry point -- inline: the rest of
+            # ``JitCache.call_fast``, which the other calls take.
+            if len(args) == 1 and type(args[0]) is Array and _trace_state.idle \
+                    and not _thread_flags.jax_disable_jit:
+                v = args[0]._value
+                if v.flags.c_contiguous:
+                    hit = self._fast.get((v.shape, v.dtype, args[0].weak_type))
+                    if hit is not None and hit[4] is not None and hit[2] == config._epoch \
+                            and not dispatch.default_device_scoped:
+                        self._stats.trace_hits += 1
+                        out = _new_array(Array)    # (Array(value, weak) without __init__'s frame)
+                        out._value, out.weak_type = hit[1](v)[0], hit[4]
+                        return out
+            out = self._call_fast(args)
+            if out is not _MISS:
+                return out
         return self._call(args, kwargs)
 
     def _call_sharded(self, args, kwargs):
@@ -605,7 +637,11 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
             it = iter(a)
             return fun(*[args[i] if i in static else next(it) for i in range(len(args))], **kw)
         flat_fun, out_tree = flatten_fun_nokwargs(with_statics, in_tree, traced_for=(fun, "make_jaxpr"))
-        closed = pe.trace_to_jaxpr(flat_fun, avals, pe.debug_info(fun, "make_jaxpr", names))
+        with contextlib.ExitStack() as bound:      # axis_env: names collectives may use
+            from .lax.parallel import bind_pmap_axis
+            for axis_name, axis_size in axis_env or ():
+                bound.enter_context(bind_pmap_axis(axis_name, axis_size))
+            closed = pe.trace_to_jaxpr(flat_fun, avals, pe.debug_info(fun, "make_jaxpr", names))
         if return_shape:
             return closed, _shape_structs(out_tree[0], closed.out_avals)
         return closed

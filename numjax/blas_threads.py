@@ -22,6 +22,10 @@ matmul takes 6.5 ms with both cores against 12.7 ms on one (JAX 6.6 ms), the MLP
 against 3.3 ms, a jitted step plus an eager matmul 5.2 ms against 8.5 ms (fourth session,
 benchmarks/RESULTS.md).  ``NUMJAX_BLAS_THREADS=1`` is the setting for a loaded machine.
 
+``NUMJAX_NUM_THREADS`` (``numjax_num_threads``), numjax's thread budget, caps BLAS too: with it
+set and ``numjax_blas_threads`` at 0, BLAS runs on at most that many threads while numjax
+calls it (fewer where BLAS's own setting is lower).
+
 OpenBLAS's setter is process-wide, not per thread: programs running at once in several Python
 threads (pmap) share one limit, set by the first to enter and restored by the last to leave.
 Every OpenBLAS loaded when the first such call runs is limited (numpy's for matmuls; scipy's,
@@ -88,17 +92,31 @@ def _find_functions():
     return found
 
 
+def _wanted(own):
+    """BLAS's thread count while numjax calls it, given BLAS's own: ``numjax_blas_threads``,
+    else at most ``numjax_num_threads``, else its own."""
+    if config.numjax_blas_threads > 0:
+        return config.numjax_blas_threads
+    if config.numjax_num_threads > 0:
+        return min(own, config.numjax_num_threads)
+    return own
+
+
+def _limits():
+    return config.numjax_blas_threads > 0 or config.numjax_num_threads > 0
+
+
 def enter():
-    """Limits BLAS to ``numjax_blas_threads`` threads; pair every call with ``leave()``."""
+    """Limits BLAS as ``_wanted`` says; pair every call with ``leave()``."""
     global _functions, _depth, _saved
-    threads = config.numjax_blas_threads
     with _lock:
         if _depth == 0:
             if _functions is None:
                 _functions = _find_functions()
             _saved = []
-            for setter, getter in (_functions if threads > 0 else ()):
+            for setter, getter in (_functions if _limits() else ()):
                 own = getter()
+                threads = _wanted(own)
                 if own != threads:
                     setter(threads)
                     _saved.append((setter, own))
@@ -116,7 +134,7 @@ def leave():
 
 def call_limited(fn, *args):
     """``fn(*args)`` (an eager BLAS operation) with BLAS limited as ``enter`` says."""
-    if config.numjax_blas_threads <= 0:     # the default: BLAS keeps its threads, no lock taken
+    if not _limits():     # the default: BLAS keeps its threads, no lock taken
         return fn(*args)
     enter()
     try:

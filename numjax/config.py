@@ -65,7 +65,14 @@ class Config:
         self.numjax_cache_max_bytes = int(os.environ.get("NUMJAX_CACHE_MAX_BYTES", 1 << 30))
         # Elementwise loops at least this large run with prange; 0 disables.
         self.numjax_parallel_threshold = int(os.environ.get("NUMJAX_PARALLEL_THRESHOLD", 1 << 18))
+        # Threads that run numjax's parallel kernels (lowering/cpu_runtime.py), read on every
+        # call; also the most BLAS may use while numjax calls it (numjax/blas_threads.py).
+        # 0: one per core this process may run on, and BLAS's own setting.
         self.numjax_num_threads = int(os.environ.get("NUMJAX_NUM_THREADS", 0))
+        # Idle bytes numjax keeps of the large buffers compiled programs allocate, for the
+        # next calls to reuse instead of page-faulting fresh memory in (lowering/buffer_pool.py);
+        # 0 turns the pool off.
+        self.numjax_buffer_pool_bytes = int(os.environ.get("NUMJAX_BUFFER_POOL_BYTES", 1 << 28))
         # BLAS threads while a compiled program or an eager matmul runs (numjax/blas_threads.py);
         # 0 (the default): BLAS's own; 1 helps on an oversubscribed machine.
         self.numjax_blas_threads = int(os.environ.get("NUMJAX_BLAS_THREADS", 0))

@@ -15,8 +15,9 @@ import sys
 from . import core, tree_util
 from .lax.callback import debug_callback as callback
 from .lax.callback import debug_print as print  # noqa: A004
+from ._src.sharding_view import visualize_array_sharding, visualize_sharding
 
-__all__ = ["breakpoint", "callback", "print"]
+__all__ = ["breakpoint", "callback", "print", "visualize_array_sharding", "visualize_sharding"]
 
 
 def _is_array(x):

@@ -31,6 +31,7 @@ import numpy as np
 from . import core, tree_util
 from .array import Array
 from .config import config, thread_flags
+from .core import trace_state
 from .interpreters import ad, batching
 from .interpreters import partial_eval as pe
 from .jaxpr import ClosedJaxpr, Jaxpr, Var, param_printers
@@ -276,7 +277,9 @@ class JitCache:
     def __init__(self, fun, name):
         self.name = name
         self.programs = _programs_for(fun)
-        self.fast = {}   # signature of positional Arrays -> (Program, native entry point or None)
+        # signature of positional Arrays -> (Program, native entry point or None, config epoch,
+        # default device, weak type of a single output made by the native entry point or None)
+        self.fast = {}
         self.stats = Stats()
 
     def clear(self):
@@ -321,17 +324,21 @@ class JitCache:
 
     def call_fast(self, args):
         """The common call (positional Arrays, nothing traced, a signature seen before)
-        without pytree flattening; ``MISS`` otherwise."""
-        if not core.trace_state.idle or thread_flags.jax_disable_jit:
+        without pytree flattening; ``MISS`` otherwise. (``PjitFunction.__call__`` runs the
+        commonest one -- one contiguous Array in, one output of a native entry point --
+        inline before calling this.)"""
+        if not trace_state.idle or thread_flags.jax_disable_jit:
             return MISS
-        sig, vals = _fast_signature(args)
-        hit = self.fast.get(sig) if sig is not None else None
+        key, vals = _fast_key(args)
+        hit = self.fast.get(key) if key is not None else None
         if hit is None:
             return MISS
-        program, native = hit
+        program, native, epoch, device, _ = hit
+        if epoch != config._epoch or (default_device_scoped and device != thread_flags.jax_default_device):
+            return MISS    # made under other flags or for another default device: trace again
         self.stats.trace_hits += 1
         if native is None:
-            outs = program.executable(self.name).call_arrays(vals)
+            outs = program.executable(self.name).call_arrays(list(vals))
         elif program.single:
             return Array(native(*vals)[0], program.out_avals[0].weak_type)
         else:
@@ -339,26 +346,36 @@ class JitCache:
         return outs[0] if program.single else tree_util.tree_unflatten(program.out_tree, outs)
 
     def _remember_fast(self, args, program):
-        sig, vals = _fast_signature(args)
-        if sig is not None:
+        key, vals = _fast_key(args)
+        if key is not None:
             # A backend may offer an entry point specialized to these argument types.
             specialize = getattr(program.executable(self.name), "specialize", None)
-            self.fast[sig] = (program, specialize(vals) if specialize else None)
+            native = specialize(vals) if specialize else None
+            device = thread_flags.jax_default_device if default_device_scoped else None
+            # The weak type of the one output, when a native entry point makes it alone (the
+            # shortest path of ``call_fast``), else None.
+            single = program.out_avals[0].weak_type if native is not None and program.single else None
+            self.fast[key] = (program, native, config._epoch, device, single)
 
 
-def _fast_signature(args):
-    # A device-resident Array (numjax.cuda.arrays.CudaArray) passes itself on
-    # (``_jit_operand``) and its ``flags.c_contiguous`` sets its signatures apart.  The
-    # default device set for a block (``jax.default_device``) is part of the signature once
-    # such a block has been entered (``config.update`` changes the epoch instead).
+def _fast_key(args):
+    """The fast path's key of positional arguments (None when they are not all Arrays), and
+    their values: one contiguous Array, the commonest call, is keyed by a flat tuple. The
+    config epoch and default device are checked on the entry, not keyed: a call under other
+    ones misses, traces (or finds its program) and is remembered again."""
+    if len(args) == 1 and type(args[0]) is Array and args[0]._value.flags.c_contiguous:
+        v = args[0]._value
+        return (v.shape, v.dtype, args[0].weak_type), (v,)
+    # Otherwise contiguity is part of the key: the specialized entry point takes contiguous
+    # arrays only. A device-resident Array (numjax.cuda.arrays.CudaArray) passes itself on
+    # (``_jit_operand``) and its ``flags.c_contiguous`` sets its signatures apart.
     try:
         vals = [a._value if type(a) is Array else a._jit_operand for a in args]
-        sig = (tuple([(v.shape, v.dtype.char, v.flags.c_contiguous) for v in vals]),
-               tuple([a.weak_type for a in args]), config._epoch,
-               thread_flags.jax_default_device if default_device_scoped else None)
+        key = (tuple([(v.shape, v.dtype, v.flags.c_contiguous) for v in vals]),
+               tuple([a.weak_type for a in args]))
     except AttributeError:   # not all Arrays
         return None, None
-    return sig, vals
+    return key, vals
 
 
 default_device_scoped = False   # set once ``jax.default_device(...)`` is first used

@@ -60,28 +60,15 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         leaves, in_tree = tree_util.flatten_traced(dyn)
         if not core._no_trace_active():
             if processes > 1:
-                raise NotImplementedError(
-                    "numjax: a pmap across processes (numjax.distributed) cannot run under jit, grad "
-                    "or vmap; call it at the top level (inside it, jit/grad/vmap are fine)")
+                from ._src.pmap_traced import pmap_across_processes_traced
+                return pmap_across_processes_traced(fun, args, static, axes, dyn, n_dev, axis_name, out_axes)
             # Under jit/grad/vmap (arguments or closed-over values may be tracers): pmap means vmap
             # with the named axis (devices only change where the shards run), so the enclosing
             # transformation sees ordinary batched code.
             return _pmap_as_vmap(fun, args, static, axes, dyn, n_dev, axis_name, out_axes)
         leaves = [_leaf(x) for x in leaves]
         specs = _in_specs(in_specs_cache, axes, dyn, in_tree)
-        for x, d in zip(leaves, specs):
-            nd = core.get_aval(x).ndim
-            if d is not None and not -nd <= d < nd:
-                raise ValueError(f"pmap was requested to map its argument along axis {d}, which "
-                                 f"implies that its rank should be at least {max(d, -d - 1) + 1}, "
-                                 f"but is only {nd} (its shape is {core.get_aval(x).shape})")
-        sizes = {core.get_aval(x).shape[d % core.get_aval(x).ndim] for x, d in zip(leaves, specs) if d is not None}
-        if len(sizes) != 1:
-            raise ValueError(f"pmap got inconsistent sizes for array axes to be mapped: {sorted(sizes)}")
-        size = sizes.pop()
-        if size > n_dev:
-            raise ValueError(f"compiling computation that requires {size} logical devices, but only "
-                             f"{n_dev} XLA devices are available (num_replicas={size})")
+        size = mapped_size([core.get_aval(x) for x in leaves], specs, n_dev)
         shard_avals = []
         for x, d in zip(leaves, specs):
             a = core.get_aval(x)
@@ -248,3 +235,21 @@ def _stack(vals, spec):
     if len(arrs) == 1 and spec == 0:
         return Array(arrs[0][None], weak)      # one shard: a view with the mapped axis added
     return Array(np.stack(arrs, axis=spec), weak)
+
+
+def mapped_size(avals, specs, n_dev):
+    """The size of the mapped axis, with JAX's errors for a bad axis, disagreeing sizes or too few
+    devices."""
+    for a, d in zip(avals, specs):
+        if d is not None and not -a.ndim <= d < a.ndim:
+            raise ValueError(f"pmap was requested to map its argument along axis {d}, which implies that "
+                             f"its rank should be at least {max(d, -d - 1) + 1}, but is only {a.ndim} "
+                             f"(its shape is {a.shape})")
+    sizes = {a.shape[d % a.ndim] for a, d in zip(avals, specs) if d is not None}
+    if len(sizes) != 1:
+        raise ValueError(f"pmap got inconsistent sizes for array axes to be mapped: {sorted(sizes)}")
+    size = sizes.pop()
+    if size > n_dev:
+        raise ValueError(f"compiling computation that requires {size} logical devices, but only "
+                         f"{n_dev} XLA devices are available (num_replicas={size})")
+    return size

@@ -20,10 +20,12 @@ process evaluates the whole program (the one-global-program design of numjax/sha
 
 With ``check_vma=True`` (the default) an output whose out_spec leaves out a mesh axis must
 be inferred equal across it, as JAX checks (_check_replication); numjax then takes device
-0's block.  Not done: the other half of JAX's varying-manual-axes types -- inside the
-function, the gradient with respect to a value replicated over an axis is here the device's
-own, where JAX's types add a ``psum`` over that axis to it (numjax computes what JAX computes
-with ``check_vma=False``).
+0's block. A body that differentiates (grad/vjp inside it) also gets the other half of JAX's
+varying-manual-axes types: the gradient with respect to a value replicated over an axis is
+summed over that axis where JAX's pvary transposes to psum, and a psum of a varying value
+transposes to the identity (numjax/_src/vma.py); such a body runs with every mesh axis as a
+named vmap axis (the replication check then reads the outputs' batching). With
+``check_vma=False`` each device keeps its own gradient, as in JAX.
 """
 import functools
 import math
@@ -31,6 +33,7 @@ import math
 import numpy as np
 
 from . import core, tree_util
+from ._src import vma
 from .sharding import AxisType, NamedSharding, PartitionSpec, _axes_of, _padded, attach, current_mesh, _state
 
 
@@ -42,7 +45,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
     if not callable(f):
         raise TypeError(f"shard_map requires a callable for its first argument, but got {f} of type {type(f)}.")
 
-    checked = set()   # argument signatures whose outputs passed the replication check
+    checked = {}   # argument signature -> whether the body differentiates (see below)
 
     @functools.wraps(f)
     def mapped(*args):
@@ -55,24 +58,35 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
             _check_explicit_input(the_mesh, x, spec)
         stacked = [_stack_blocks(x, spec, the_mesh, manual) for x, spec in zip(leaves, specs)]
         used = [{a for e in spec for a in _axes_of(e)} for spec in specs]
-        out_tree = []
+        out_tree, out_vma = [], []
 
         def per_device(*blocks):
             out = f(*tree_util.tree_unflatten(in_tree, list(blocks)))
             out_leaves, tree = tree_util.flatten_traced(out)
             out_tree.append(tree)
+            if differentiates:
+                mains = vma._mains(manual)
+                out_vma[:] = [vma.value_vma(o, mains) for o in out_leaves]
             return tuple(out_leaves)
-        run = per_device
-        for level, axis in reversed(list(enumerate(manual))):
-            in_axes = tuple(0 if axis in u else None for u in used)
-            run = _map(run, in_axes, axis, the_mesh.shape[axis], outermost=level == 0)
+        differentiates = False
         if check_vma and (check_rep is None or check_rep):
             key = (in_tree, tuple(core.get_aval(x) for x in stacked), tuple(map(frozenset, used)), the_mesh)
             if key not in checked:
-                _check_replication(f, per_device, stacked, used, the_mesh, manual, out_specs, out_tree)
-                checked.add(key)
+                checked[key] = _check_replication(f, per_device, stacked, used, the_mesh, manual, out_specs,
+                                                  out_tree)
+            differentiates = checked[key]
+        # A body that differentiates gets JAX's vma semantics (numjax/_src/vma.py), which need
+        # every mesh axis run as a named vmap axis: each process then evaluates every block.
+        run = per_device
+        for level, axis in reversed(list(enumerate(manual))):
+            in_axes = tuple(0 if axis in u else None for u in used)
+            run = _map(run, in_axes, axis, the_mesh.shape[axis], outermost=level == 0 and not differentiates)
         outer_mapped = bool(manual) and any(manual[0] in u for u in used)
-        if outer_mapped and _across_processes():
+        if differentiates:
+            with vma.checked_axes(manual):
+                outs = run(*stacked)
+            _check_vma_outputs(f, the_mesh, manual, out_specs, out_tree[-1], out_vma)
+        elif outer_mapped and _across_processes():
             outs = _run_local_rows(run, stacked, used, the_mesh, manual[0])
         else:
             outs = run(*stacked)
@@ -86,6 +100,23 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
     return mapped
 
 
+def _check_vma_outputs(f, mesh, manual, out_specs, tree, out_vma):
+    """The replication check on the outputs' vma sets from the vmap run."""
+    _raise_if_varying_unnamed(f, mesh, manual, out_specs, tree, out_vma)
+
+
+def _raise_if_varying_unnamed(f, mesh, manual, out_specs, tree, varying):
+    """JAX's replication error for an output that varies over a manual axis its spec omits."""
+    specs = _specs_per_leaf(out_specs, tree_util.tree_unflatten(tree, list(range(len(varying)))), "out_specs")
+    for spec, axes in zip(specs, varying):
+        if spec is None:
+            continue
+        named = {a for e in spec for a in _axes_of(e)}
+        missing = [a for a in manual if a in axes and a not in named]
+        if missing:
+            _raise_unreplicated(f, mesh, spec, missing, [a for a in manual if a not in named and a not in axes])
+
+
 def _check_replication(f, per_device, stacked, used, mesh, manual, out_specs, out_tree):
     """JAX's check_vma error for an output whose out_spec leaves out a mesh axis it varies over.
 
@@ -94,6 +125,9 @@ def _check_replication(f, per_device, stacked, used, mesh, manual, out_specs, ou
     input varies over the axes its in_spec names, psum/pmax/pmin give values equal across
     their axes, all_gather/ppermute/psum_scatter/all_to_all/axis_index give varying ones, and
     any other operation varies over the union of its operands' axes.
+
+    Returns whether the body differentiates (runs a backward pass): such a body is checked on
+    its vmap run instead (_check_vma_outputs), where JAX's vma semantics of reverse mode apply.
     """
     import contextlib
     from .interpreters import partial_eval as pe
@@ -103,17 +137,14 @@ def _check_replication(f, per_device, stacked, used, mesh, manual, out_specs, ou
     with contextlib.ExitStack() as stack:
         for axis in manual:
             stack.enter_context(parallel.bind_pmap_axis(axis, mesh.shape[axis]))
+        probe = stack.enter_context(vma.probe())
         closed = pe.trace_to_jaxpr(per_device, block_avals)
     tree = out_tree.pop()
+    if probe[0]:
+        return True
     varying = _varying(closed.jaxpr, [frozenset(u) for u in used])
-    specs = _specs_per_leaf(out_specs, tree_util.tree_unflatten(tree, list(range(len(varying)))), "out_specs")
-    for spec, axes in zip(specs, varying):
-        if spec is None:
-            continue
-        named = {a for e in spec for a in _axes_of(e)}
-        missing = [a for a in manual if a in axes and a not in named]
-        if missing:
-            _raise_unreplicated(f, mesh, spec, missing, [a for a in manual if a not in named and a not in axes])
+    _raise_if_varying_unnamed(f, mesh, manual, out_specs, tree, varying)
+    return False
 
 
 _INVARIANT_AFTER = {"psum", "pmax", "pmin"}

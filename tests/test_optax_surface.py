@@ -266,8 +266,8 @@ def test_all_to_all_under_vmap(fn, x, want):
 
 
 def test_all_to_all_errors():
-    with pytest.raises(ValueError, match="x.shape\\[split_axis\\] to equal the size of the mapped axis i, "
-                                         "but they are 3 and 2"):
+    with pytest.raises(ValueError, match="all_to_all requires the size of the mapped axis axis_name to equal "
+                                         "x.shape\\[split_axis\\], but they are 2 and 3 respectively"):
         numjax.vmap(lambda v: lax.all_to_all(v, "i", 1, 0), axis_name="i")(jnp.asarray(_X))
     with pytest.raises(NameError, match="unbound axis name: j"):
         lax.all_to_all(jnp.ones(2), "j", 0, 0)

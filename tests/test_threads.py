@@ -244,3 +244,177 @@ def test_config_context_managers_apply_to_their_own_thread():
     assert got[1] == ((False, False), 2.0)
     assert f.stats.trace_misses == 1
     assert (config.jax_disable_jit, config.jax_log_compiles) == (False, False)
+
+
+# ---------------------------------------------------------------- numjax's own thread team
+# (issue 14): ``numjax_num_threads`` (NUMJAX_NUM_THREADS) is the number of threads that run a
+# parallel kernel's chunks, on the native runner and on the Python team alike, read again when
+# ``config.update`` changes it; it also caps BLAS's threads while numjax calls BLAS.  The tests
+# count the threads that do the work (threads that ran on a CPU while the kernels ran), in a
+# fresh process so that no other test's threads are counted.
+
+_TEAM_SCRIPT = """
+    import os, sys, threading
+    import numpy as np
+    import numjax, numjax.numpy as jnp
+    from numjax.config import config
+    f = numjax.jit(lambda v: jnp.cos(jnp.tanh(v) * 0.5))
+    x = np.linspace(-1, 1, 1 << 20, dtype=np.float32)
+    want = np.cos(np.tanh(x) * np.float32(0.5))
+
+    def cpu_ns():
+        out = {}
+        for t in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{t}/schedstat") as fh:
+                    out[t] = int(fh.read().split()[0])
+            except OSError:
+                pass          # a thread that has just exited
+        return out
+
+    def working_threads():
+        f(x)
+        before = cpu_ns()
+        for _ in range(30):
+            np.testing.assert_allclose(np.asarray(f(x)), want, rtol=2e-6, atol=1e-6)
+        after = cpu_ns()
+        # Threads that ran 1 ms or more: each of n threads runs ~1/n of ~100 ms of chunks; an
+        # idle one runs nothing, a woken one with no chunk left spins a few µs per call.
+        return sum(after[t] - before.get(t, 0) > 1_000_000 for t in after)
+
+    def team_threads():
+        return sum(t.name.startswith("numjax-") for t in threading.enumerate())
+
+    counts = [(config.numjax_num_threads, working_threads(), team_threads())]
+    for n in (1, 2, 4, 3):
+        config.update("numjax_num_threads", n)
+        counts.append((n, working_threads(), team_threads()))
+    print("COUNTS", counts)
+"""
+
+
+def _team_counts(**env):
+    import os
+    import subprocess
+    import textwrap
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(_TEAM_SCRIPT)], capture_output=True,
+                         text=True, timeout=600, env=dict(os.environ, **env))
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("COUNTS ")), None)
+    assert line is not None, out.stdout + out.stderr
+    return eval(line[len("COUNTS "):])     # noqa: S307  (a list of int tuples printed above)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc/self/task")
+def test_num_threads_sets_the_native_runners_team():
+    counts = _team_counts(NUMJAX_NUM_THREADS="3", NUMJAX_NATIVE_PARALLEL="1")
+    for n, working, python_team in counts:
+        assert working == n, counts      # the caller and n - 1 of libgomp's workers
+        assert python_team == 0, counts  # the Python team is not started beside the runner
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc/self/task")
+def test_num_threads_sets_the_python_teams_size():
+    counts = _team_counts(NUMJAX_NUM_THREADS="3", NUMJAX_NATIVE_PARALLEL="0")
+    for n, working, python_team in counts:
+        assert working == n, counts
+        if n > 1:       # with one thread no chunk is handed out: an idle team may stay
+            assert python_team == n - 1, counts
+
+
+def test_num_threads_caps_blas_inside_numjax(monkeypatch):
+    from numjax import blas_threads as blas_limit
+    from numjax.config import config
+    blas_limit.enter()
+    blas_limit.leave()
+    if not blas_limit._functions:
+        pytest.skip("numpy's BLAS here is not an OpenBLAS exporting its thread setter")
+    setter, getter = blas_limit._functions[0]
+    own = getter()
+    seen = []
+    probe = jax.lax.linalg.dot_general_numpy
+    monkeypatch.setattr(jax.lax.linalg, "dot_general_numpy", lambda *a: (seen.append(getter()), probe(*a))[1])
+    monkeypatch.setattr(config, "numjax_blas_threads", 0)
+    in_program = blas_limit.limited(getter)        # how compiled programs calling BLAS run
+    x = np.ones((8, 8), np.float32)
+    setter(3)
+    try:
+        for n, want in ((1, 1), (2, 2), (8, 3), (0, 3)):     # at most n; 0: BLAS's own
+            monkeypatch.setattr(config, "numjax_num_threads", n)
+            np.testing.assert_array_equal(np.asarray(jnp.dot(x, x)), np.full((8, 8), 8, np.float32))
+            assert seen[-1] == want and in_program() == want and getter() == 3, (n, seen)
+        monkeypatch.setattr(config, "numjax_blas_threads", 2)   # BLAS's own setting wins
+        monkeypatch.setattr(config, "numjax_num_threads", 1)
+        assert in_program() == 2 and getter() == 3
+    finally:
+        setter(own)
+
+
+def test_native_calls_split_into_more_pieces_than_threads_give_the_same_bits():
+    """``k(-(pieces << CHUNKS_SHIFT | threads), hi, ...)``: ``threads`` threads claim ``pieces``
+    pieces of [0, hi) (run_chunked asks for several per thread); every split covers each row
+    once, whatever the counts (more pieces than rows, fewer pieces than threads, none given)."""
+    from numjax.lowering import cpu_llvm, cpu_runtime
+    x = np.random.default_rng(3).standard_normal((301, 7)).astype(np.float32)
+    exe = cpu_llvm.compile_program(jax.make_jaxpr(lambda m: jnp.tanh(m) * 2.0 - m)(x), "pieces")
+    (k,) = exe._obj.funcs.values()
+    want = np.empty_like(x)
+    k(0, 301, 301, 7, x, want)
+    if not cpu_runtime._install_runner():
+        pytest.skip("no native runner (libgomp) in this process")
+    shift = cpu_runtime.CHUNKS_SHIFT
+    for threads, pieces in ((2, 8), (2, 301), (3, 1000), (4, 2), (2, 0), (1, 5), (0, 7), (300, 299)):
+        out = np.zeros_like(x)
+        k(-(pieces << shift | threads), 301, 301, 7, x, out)
+        np.testing.assert_array_equal(out, want, err_msg=str((threads, pieces)))
+
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc/self/task")
+def test_a_call_finding_the_runner_busy_runs_in_its_own_thread():
+    """One call at a time runs on the native runner (libgomp gives each calling thread a pool of
+    its own, so concurrent callers would each add ``numjax_num_threads - 1`` running threads);
+    a call made while another holds the runner runs its loop in the calling thread alone."""
+    import os
+    import subprocess
+    import textwrap
+    script = textwrap.dedent('''
+        import os, threading
+        import numpy as np
+        import numjax, numjax.numpy as jnp
+        from numjax.lowering import cpu_runtime
+        f = numjax.jit(lambda v: jnp.cos(jnp.tanh(v) * 0.5))
+        x = np.linspace(-1, 1, 1 << 20, dtype=np.float32)
+        want = np.cos(np.tanh(x) * np.float32(0.5))
+        f(x)
+
+        def cpu_ns():
+            out = {}
+            for t in os.listdir("/proc/self/task"):
+                try:
+                    with open(f"/proc/self/task/{t}/schedstat") as fh:
+                        out[t] = int(fh.read().split()[0])
+                except OSError:
+                    pass
+            return out
+
+        def working_threads():
+            before = cpu_ns()
+            for _ in range(30):
+                np.testing.assert_array_equal(np.asarray(f(x)), got)
+            after = cpu_ns()
+            return sum(after[t] - before.get(t, 0) > 1_000_000 for t in after)
+        got = np.asarray(f(x))
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+        free = working_threads()
+        holder = threading.Thread(target=cpu_runtime._runner_busy.acquire)
+        holder.start()
+        holder.join()                   # another thread's call "holds" the runner
+        busy = working_threads()
+        cpu_runtime._runner_busy.release()
+        print("COUNTS", (free, busy, working_threads()))
+    ''')
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, NUMJAX_NUM_THREADS="2", NUMJAX_NATIVE_PARALLEL="1"))
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("COUNTS ")), None)
+    assert line is not None, out.stdout + out.stderr
+    assert eval(line[len("COUNTS "):]) == (2, 1, 2)     # noqa: S307  (a tuple printed above)

@@ -5,9 +5,11 @@ mpi4py is imported only by ``start()`` (called by ``numjax.distributed.initializ
 
 Every collective is posted non-blocking and then polled against a deadline
 (``NUMJAX_MPI_TIMEOUT`` seconds, default 300): a process that died or took another code path
-makes the others fail with a message naming the operation they waited in, instead of hanging.
-Once started, an uncaught exception in any process prints ``numjax: process k failed: ...`` and
-aborts the whole MPI job (``MPI_Abort``), so the other processes end at once too.
+makes the others fail with a message naming the operation they waited in, instead of hanging;
+a process on this machine that is no longer running is named as soon as it is noticed (see
+``ProcessFailedError`` below). Once started, an uncaught exception in any process prints
+``numjax: process k failed: ...`` and aborts the whole MPI job (``MPI_Abort``), so the other
+processes end at once too.
 """
 import functools
 import math
@@ -20,7 +22,8 @@ import numpy as np
 # comm: COMM_WORLD, for data; checks: a duplicate, so a check between processes never matches
 # a data collective of a process that skipped the check.
 # yield: what to do between polls (see _wait).
-_state = {"comm": None, "MPI": None, "checks": None, "yield": os.sched_yield}
+_state = {"comm": None, "MPI": None, "checks": None, "yield": os.sched_yield, "peers": None,
+          "leaving": None}
 
 # Environment variables set by MPI launchers (mpich's hydra, Open MPI, PMIx, Slurm's srun --mpi).
 _SIZE_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS")
@@ -80,6 +83,7 @@ def start():
     """Initialize MPI (importing mpi4py) and install the abort-on-failure hook; returns COMM_WORLD."""
     if _state["comm"] is not None:
         return _state["comm"]
+    _install_failure_signal()     # first: a process may fail while this one still starts
     try:
         from mpi4py import MPI
     except ImportError as e:
@@ -90,8 +94,119 @@ def start():
     _state["checks"] = MPI.COMM_WORLD.Dup()
     if processes_on_this_machine() <= _cores():
         _state["yield"] = _no_op      # a core each: spin, as a blocking MPI call would
+    _state["peers"] = _peer_table()
     _install_abort_hook()
     return _state["comm"]
+
+
+# ---------------------------------------------------------------- noticing a process that died
+# MPI itself does not say which process of a job died. numjax keeps every process's (pid, host)
+# and, while a wait is slow, checks whether the processes on this machine still run: one that
+# exited, crashed or was killed is then named at once (in a message, as ProcessFailedError)
+# instead of the wait running into its timeout. mpich's mpiexec (hydra) by default kills the
+# whole job as soon as one process dies abnormally (it prints that process's pid and exit
+# status; the others get SIGKILL and cannot print anything); with
+# ``mpiexec -disable-auto-cleanup`` a process that exits with an error makes it signal the
+# survivors with SIGUSR1 instead, and numjax names the dead process then (one killed by a signal
+# still makes it SIGKILL the others at once).
+
+class ProcessFailedError(RuntimeError):
+    """Another process of the job is no longer running."""
+
+
+def _host_id():
+    import hashlib
+    import socket
+    digest = hashlib.blake2b(socket.gethostname().encode(), digest_size=8).digest()
+    return int(np.frombuffer(digest, np.int64)[0])
+
+
+def _peer_table():
+    """(process, [pid, host id, index among this machine's processes]) for every process of the
+    job (one allgather at start), and a byte per process of this machine in memory they share:
+    set by a process whose Python program is ending (its MPI_Finalize may then wait on the
+    others, so its pid still runs)."""
+    MPI = _state["MPI"]
+    node = _state["checks"].Split_type(MPI.COMM_TYPE_SHARED)
+    mine = np.asarray([os.getpid(), _host_id(), node.Get_rank()], np.int64)
+    everyone = np.empty((size(), 3), np.int64)
+    _wait(_state["checks"].Iallgather(mine, everyone), "numjax.distributed.initialize (exchanging pids)")
+    window = MPI.Win.Allocate_shared(node.Get_size() if node.Get_rank() == 0 else 0, 1, comm=node)
+    memory, _ = window.Shared_query(0)
+    _state["leaving"] = np.frombuffer(memory, np.uint8)
+    _state["leaving"][node.Get_rank()] = 0
+    _state["window"] = window         # kept alive with the memory
+    import atexit
+    atexit.register(_mark_leaving)    # runs before mpi4py's MPI_Finalize (registered earlier)
+    return everyone
+
+
+def _mark_leaving():
+    if _state["leaving"] is not None and _state["peers"] is not None:
+        _state["leaving"][_state["peers"][rank()][2]] = 1
+
+
+def _running(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:     # an exited child of mpiexec's proxy not yet reaped is a zombie: not running
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def dead_processes():
+    """The processes on this machine that no longer run: [(process, pid)]."""
+    peers = _state["peers"]
+    if peers is None or comm() is None:
+        return []
+    me, host, leaving = rank(), _host_id(), _state["leaving"]
+    return [(k, int(pid)) for k, (pid, h, local) in enumerate(peers)
+            if k != me and h == host and (leaving[local] or not _running(int(pid)))]
+
+
+def _describe_dead(dead):
+    return ", ".join(f"process {k} (pid {pid})" for k, pid in dead)
+
+
+def _failed_error(dead, what):
+    c = comm()
+    return ProcessFailedError(
+        f"numjax: process {c.Get_rank()} of {c.Get_size()} stopped waiting in {_text(what)}: "
+        f"{_describe_dead(dead)} left the job (its program ended, crashed or was killed) before "
+        "joining it")
+
+
+def _install_failure_signal():
+    """Under ``mpiexec -disable-auto-cleanup`` mpich signals SIGUSR1 to the survivors of a
+    failed process: name it (unless the program handles SIGUSR1 itself)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGUSR1) is not signal.SIG_DFL:
+        return
+
+    def on_failure(signum, frame):
+        signal.signal(signal.SIGUSR1, signal.SIG_IGN)      # mpiexec may signal again
+        dead = []
+        for _ in range(100):          # the launcher may signal just before the process is gone
+            dead = dead_processes()
+            if dead:
+                break
+            time.sleep(0.01)
+        me = f"process {rank()} of {size()}" if comm() is not None else f"process {launch_rank()}"
+        who = (_describe_dead(dead) if dead else "a process on another machine" if _state["peers"] is not None
+               else "another process")
+        message = f"numjax: {me}: mpiexec reports a failed process of the job: {who} left the job " \
+                  "(crashed or was killed)"
+        os.write(2, (message + "\n").encode())     # at once: the job may be ended any moment
+        raise ProcessFailedError(message)
+    signal.signal(signal.SIGUSR1, on_failure)
 
 
 def _no_op():
@@ -156,6 +271,7 @@ def _wait(request, what):
     yield_cpu = _state["yield"]
     start = time.monotonic()
     deadline, spin_until = start + timeout(), start + _SPIN_SECONDS
+    next_check, dead_since = spin_until, None
     while True:
         for _ in range(_POLLS_PER_CLOCK):
             if test():
@@ -163,13 +279,34 @@ def _wait(request, what):
             yield_cpu()
         now = time.monotonic()
         if now > deadline:
-            c, what = comm(), _text(what)
-            raise CollectiveTimeoutError(
-                f"numjax: process {c.Get_rank()} of {c.Get_size()} waited {timeout():g} s in {what} "
-                "and not every process joined it: one failed, exited, or is running a different "
-                "computation (set NUMJAX_MPI_TIMEOUT to wait longer)")
+            raise _timeout_error(what)
         if now > spin_until:
             time.sleep(1e-3)
+        if now > next_check:
+            # a process that sent its part and then exited still completes this wait: a grace
+            # period passes before its absence is an error
+            next_check = now + _CHECK_SECONDS
+            if dead_since is None and dead_processes():
+                dead_since = now
+            elif dead_since is not None and now > dead_since + _GRACE_SECONDS:
+                raise _failed_error(dead_processes(), what)
+
+
+_CHECK_SECONDS, _GRACE_SECONDS = 0.25, 1.0
+
+
+def _timeout_error(what):
+    c, what, dead = comm(), _text(what), dead_processes()
+    if dead:
+        state = f"{_describe_dead(dead)} left the job"
+    elif _state["peers"] is not None and len({int(row[1]) for row in _state["peers"]}) > 1:
+        state = "the processes on this machine all still run; one on another machine may have failed"
+    else:
+        state = "every process still runs: one may be running a different computation, or be stuck"
+    return CollectiveTimeoutError(
+        f"numjax: process {c.Get_rank()} of {c.Get_size()} waited {timeout():g} s in {what} "
+        "and not every process joined it: one failed, exited, or is running a different "
+        f"computation (set NUMJAX_MPI_TIMEOUT to wait longer); {state}")
 
 
 _POLLS_PER_CLOCK = 32
@@ -301,12 +438,15 @@ def exchange(sends, recvs):
     return outs
 
 
-def alltoall(x):
+def alltoall(x, what=None):
     """``x`` has leading axis ``size()``: block j goes to process j; returns the blocks received,
-    stacked in sender order."""
+    stacked in sender order (one MPI Alltoall of the raw bytes)."""
     x = _contiguous(x)
-    out = np.empty_like(x)
-    _wait(_world().Ialltoall(_bytes(x), _bytes_of(out)), lambda: "alltoall " + _describe("alltoall", x))
+    if x.ndim == 0 or x.shape[0] != size():
+        raise ValueError(f"mpi.alltoall needs a leading axis of one block per process ({size()}), "
+                         f"got shape {x.shape}")
+    out = _output(x.shape, x.dtype)
+    _wait(_world().Ialltoall(_bytes(x), _bytes_of(out)), what or (lambda: "alltoall " + _describe("alltoall", x)))
     return out
 
 

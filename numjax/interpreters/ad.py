@@ -183,10 +183,14 @@ def _current_pe_trace(args):
     raise RuntimeError(f"no partial-evaluation trace below {top}")
 
 
-def backward_pass(jaxpr, residuals, cts_out):
-    """Transpose a linear jaxpr: cotangents of its outputs -> cotangents of its inputs."""
+def backward_pass(jaxpr, residuals, cts_out, in_vma=None):
+    """Transpose a linear jaxpr: cotangents of its outputs -> cotangents of its inputs.
+    ``in_vma``: the inputs' varying manual axes inside a shard_map(check_vma=True) (vjp passes
+    them), whose semantics numjax/_src/vma.py then applies."""
+    from .._src import vma as _vma
     primal_env = dict(zip(jaxpr.constvars, residuals))
     ct_env = {}
+    vma = _vma.vma_transpose(jaxpr, residuals, in_vma)
 
     def read_primal(v):
         if type(v) is Literal:
@@ -205,7 +209,7 @@ def backward_pass(jaxpr, residuals, cts_out):
         cts = [ct_env.pop(v, Zero(v.aval)) for v in eqn.outvars]
         if all(type(c) is Zero for c in cts):
             continue
-        rule = transpose_rules.get(eqn.primitive)
+        rule = (vma is not None and vma.rule(eqn)) or transpose_rules.get(eqn.primitive)
         if rule is None:
             raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for "
                                       f"'{eqn.primitive.name}' not implemented")

@@ -54,6 +54,7 @@ def _as_axis(axis, n):
 
 _pools = {}
 _lock = threading.Lock()   # pools and plans are made once, whichever thread pmaps first
+_compile_lock = threading.Lock()
 
 
 def _pool(n):
@@ -70,10 +71,17 @@ class Segment:
         self.exe = None
 
     def run(self, env):
-        from ..dispatch import compiled_executable
         if self.exe is None:
-            self.exe = compiled_executable(self.closed, "pmap_segment")
+            self._compile()
         return self.exe.call_arrays([_val(env[v]) for v in self.invars])
+
+    def _compile(self):
+        """Once, whichever shard's thread gets here first (the others wait: compiling one
+        program from several threads at once is not safe)."""
+        from ..dispatch import compiled_executable
+        with _compile_lock:
+            if self.exe is None:
+                self.exe = compiled_executable(self.closed, "pmap_segment")
 
 
 def _val(x):
@@ -302,6 +310,7 @@ def _collective(eqn, envs, axis):
     if name not in _RULES:
         raise NotImplementedError(name)
     outs = _RULES[name](vals, p, axis)
+    weak = weak and name != "all_to_all"
     for env, o in zip(envs, outs):     # shards may share one result: Arrays are never written
         env[eqn.outvars[0]] = Array(np.asarray(o), weak)
 
@@ -370,7 +379,35 @@ def _psum_scatter(vals, p, axis):
     return outs
 
 
-_RULES = {"psum": lambda v, p, a: _reduce(v, p, a, "psum"),
+def _all_to_all(vals, p, axis):
+    """Shard j gets block j (of ``axis.size``, cut along ``split_axis``) of every shard's value,
+    concatenated along ``concat_axis`` in shard order; across processes one MPI Alltoall moves
+    every (sender, receiver) block between processes at once."""
+    split, concat, size, local = p["split_axis"], p["concat_axis"], axis.size, axis.local_size
+    first = vals[0]
+    rest = first.shape[:split] + first.shape[split + 1:]
+    k = first.shape[split] // size
+    # (local sender, global receiver, block of split_axis, other dims)
+    blocks = np.stack([np.moveaxis(v, split, 0).reshape((size, k) + rest) for v in vals])
+    if axis.multi_process:
+        processes = size // local
+        by_process = blocks.reshape((local, processes, local, k) + rest).swapaxes(0, 1)
+        # received: (sending process, local sender, local receiver, ...)
+        got = axis.mpi().alltoall(by_process, lambda: f"pmap all_to_all over axis {axis.name!r} (MPI "
+                                                      f"alltoall of {first.dtype}{list(by_process.shape)})")
+        received = got.reshape((size, local, k) + rest)                # (global sender, receiver, ...)
+    else:
+        received = blocks
+    outs = []
+    for r in range(local):
+        mine = np.moveaxis(received[:, r], 1, split + 1)       # (sender, block with dims in place)
+        mine = np.moveaxis(mine, 0, concat)                     # sender just before concat's dim
+        shape = mine.shape[:concat] + (size * mine.shape[concat + 1],) + mine.shape[concat + 2:]
+        outs.append(mine.reshape(shape))
+    return outs
+
+
+_RULES = {"all_to_all": _all_to_all, "psum": lambda v, p, a: _reduce(v, p, a, "psum"),
           "pmax": lambda v, p, a: _reduce(v, p, a, "pmax"),
           "pmin": lambda v, p, a: _reduce(v, p, a, "pmin"),
           "all_gather": _all_gather, "ppermute": _ppermute, "reduce_scatter": _psum_scatter}

@@ -29,6 +29,7 @@ from .fft import *  # noqa: F401,F403
 from .convolution import *  # noqa: F401,F403
 from .windowed_reductions import *  # noqa: F401,F403
 from . import low_precision  # noqa: F401
+from . import eager_kernels  # noqa: F401
 from .parallel import (all_gather, all_to_all, axis_index, pmax, pmean, pmin,  # noqa: F401
                        ppermute, psum, psum_scatter, pswapaxes)
 # The primitives under JAX's names (for code that inspects jaxpr equations).

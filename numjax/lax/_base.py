@@ -51,6 +51,7 @@ def check_eagerly(*prims):
                     _CHECKED[key] = fn
             return fn(*args, **params)
         checked._checked = True
+        checked._unchecked = impl     # (for eager paths that checked a dtype once: eager_kernels)
         core.impl_rules[prim] = checked
 
 

@@ -336,7 +336,9 @@ def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
 
 
 def _index(x, t):
-    from .indexing import dynamic_index_in_dim
+    # slicing_in_dim's version starts the other axes at zeros of the index's type (int32):
+    # under x64 a Python 0 would be int64, and dynamic_slice needs one index type.
+    from .slicing_in_dim import dynamic_index_in_dim
     return dynamic_index_in_dim(x, Array(np.asarray(t, np.int32), False), 0, keepdims=False)
 
 

@@ -190,12 +190,17 @@ def _signed_zero_extremum(out, x, y, is_max):
     if dtypes.kind(out.dtype) != "f":
         return out
     with np.errstate(all="ignore"):
-        tie = (x == 0) & (y == 0)
-        if not tie.any():
-            return out
-        # +0 + -0 is +0 and -0 + -0 is -0: the sum of two zeros is their max; min mirrors it.
-        zero = np.add(x, y) if is_max else np.negative(np.add(np.negative(x), np.negative(y)))
-        return np.where(tie, zero, out)
+        return signed_zero_fix(out, x, y, is_max)
+
+
+def signed_zero_fix(out, x, y, is_max):
+    """``_signed_zero_extremum`` for float operands, where numpy's warnings are already off."""
+    tie = (x == 0) & (y == 0)
+    if not tie.any():
+        return out
+    # +0 + -0 is +0 and -0 + -0 is -0: the sum of two zeros is their max; min mirrors it.
+    zero = np.add(x, y) if is_max else np.negative(np.add(np.negative(x), np.negative(y)))
+    return np.where(tie, zero, out)
 
 
 def _logistic(x):

@@ -1,5 +1,5 @@
 """Collectives over named axes: psum, pmean, pmax, pmin, all_gather, ppermute, axis_index,
-psum_scatter.
+psum_scatter, all_to_all.
 
 A named axis comes from ``vmap(axis_name=...)`` (the batching rules below turn a
 collective into an ordinary reduction over the batch dimension) or from
@@ -83,7 +83,7 @@ def _lift(x, name):
 
 def _axis_param(params):
     names = params.get("axes")
-    return names[0] if names is not None else params.get("axis_name")
+    return names[0] if names is not None else _names(params.get("axis_name"))[0]
 
 
 def _same(x, **params):
@@ -398,32 +398,120 @@ ad.jvp_rules[pmax_p] = _pmax_jvp(pmax_p)
 ad.jvp_rules[pmin_p] = _pmax_jvp(pmin_p)
 
 
-def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
-    """Member j of ``axis_name`` receives chunk j of every member's ``x`` (split along
-    ``split_axis``), stacked (or, ``tiled``, concatenated) along ``concat_axis`` in member order.
+def _group_size(axis_name):
+    n = 1
+    for name in _names(axis_name):
+        n *= axis_size(name)
+    return n
 
-    Written with all_gather + axis_index, so it works wherever those do (vmap and pmap);
-    its jaxpr therefore shows those primitives, not JAX's single all_to_all."""
+
+def _all_to_all_shape(x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
+    """The primitive always cuts ``split_axis`` into blocks and stacks them along
+    ``concat_axis`` (the wrapper adds and removes the unit dimensions of the untiled form)."""
+    n, shape = _group_size(axis_name), list(x.shape)
+    if shape[split_axis] % n:
+        raise ValueError(f"all_to_all: operand dimension split_axis={split_axis} of shape {x.shape} "
+                         f"is not divisible by the size {n} of axis {axis_name!r}")
+    shape[split_axis] //= n
+    shape[concat_axis] *= n
+    return ShapedArray(tuple(shape), x.dtype, False)
+
+
+all_to_all_p = make_primitive("all_to_all", _unbound, _all_to_all_shape)
+COLLECTIVES.add(all_to_all_p)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """Member j of ``axis_name`` receives block j of every member's ``x`` (cut along
+    ``split_axis``), stacked (untiled: along a new axis at ``concat_axis``; tiled: concatenated
+    along ``concat_axis``) in member order. One ``all_to_all`` primitive, as in JAX: across
+    processes it is one MPI Alltoall."""
+    from ..tree_util import tree_map
+    from ..numpy._util import asarray_leaf
+    from .shape import expand_dims, squeeze
     if axis_index_groups is not None:
         raise NotImplementedError("numjax lax.all_to_all does not support axis_index_groups")
-    from .. import numpy as jnp
-    from .indexing import dynamic_index_in_dim
-    x = jnp.asarray(x)
-    n, shape = axis_size(axis_name), x.shape
-    split_axis, concat_axis = split_axis % x.ndim, concat_axis % x.ndim
-    size = shape[split_axis]
-    if (size % n) if tiled else (size != n):
-        need = "be divisible by" if tiled else "equal"
-        raise ValueError(f"all_to_all requires x.shape[split_axis] to {need} the size of the "
-                         f"mapped axis {axis_name}, but they are {size} and {n} respectively.")
-    chunks = jnp.reshape(x, shape[:split_axis] + (n, size // n) + shape[split_axis + 1:])
-    mine = dynamic_index_in_dim(all_gather(chunks, axis_name), axis_index(axis_name),
-                                axis=split_axis + 1, keepdims=False)   # (sender, ...chunk)
-    if not tiled:
-        return jnp.moveaxis(jnp.squeeze(mine, split_axis + 1), 0, concat_axis)
-    out = jnp.moveaxis(mine, 0, concat_axis)
-    return jnp.reshape(out, out.shape[:concat_axis] + (n * out.shape[concat_axis + 1],) +
-                       out.shape[concat_axis + 2:])
+
+    def one(v):
+        v = v if isinstance(v, core.Tracer) else asarray_leaf(v)
+        aval = core.get_aval(v)
+        ndim, n = aval.ndim, _group_size(axis_name)
+        for name, ax in (("split_axis", split_axis), ("concat_axis", concat_axis)):
+            if not -ndim <= ax < ndim:
+                raise ValueError(f"all_to_all: {name}={ax} is out of range for an operand of rank "
+                                 f"{ndim} (shape {aval.shape})")
+        split, concat = split_axis % ndim, concat_axis % ndim
+        size = aval.shape[split]
+        if tiled and size % n:
+            raise ValueError(f"The size of all_to_all split_axis ({size}) has to be divisible by the "
+                             f"size of the named axis {axis_name} ({n})")
+        if not tiled and size != n:
+            raise ValueError("all_to_all requires the size of the mapped axis axis_name to equal "
+                             f"x.shape[split_axis], but they are {n} and {size} respectively.")
+        if not tiled and split != concat:
+            # the received blocks stack along a new unit axis at concat; split's becomes unit
+            if split < concat:
+                concat += 1
+            else:
+                split += 1
+            v = expand_dims(v, (concat,))
+        out = all_to_all_p.bind(_lift(v, _names(axis_name)[0]), axis_name=axis_name,
+                                split_axis=split, concat_axis=concat, axis_index_groups=None,
+                                tiled=bool(tiled))
+        return squeeze(out, (split,)) if not tiled and split != concat else out
+    return tree_map(one, x)
+
+
+def _all_to_all_batch_rule():
+    @batching.needs_axis
+    def rule(vals, dims, *, axis_data, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
+        from .shape import broadcast_in_dim, reshape
+        (x,), (d,) = vals, dims
+        params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups, tiled=tiled)
+        if axis_data.name not in _names(axis_name):
+            # over an enclosing axis: every example of this vmap's axis is exchanged independently
+            if d is batching.not_mapped:
+                return all_to_all_p.bind(_lift(x, _names(axis_name)[0]), split_axis=split_axis,
+                                         concat_axis=concat_axis, **params), d
+            x = batching.moveaxis(x, d, 0)
+            return all_to_all_p.bind(_lift(x, _names(axis_name)[0]), split_axis=split_axis + 1,
+                                     concat_axis=concat_axis + 1, **params), 0
+        if len(_names(axis_name)) > 1:
+            raise NotImplementedError("numjax: all_to_all over several axis names under vmap")
+        n = axis_data.size
+        if d is batching.not_mapped:
+            shape = core.get_aval(x).shape
+            x = broadcast_in_dim(x, (n,) + shape, tuple(range(1, len(shape) + 1)))
+        d = 0 if d is batching.not_mapped else d
+        if split_axis == concat_axis:
+            # (sender, ..., block j, k, ...) -> (receiver j, ..., sender, k, ...), then fold
+            x = batching.moveaxis(x, d, 0)
+            shape = list(core.get_aval(x).shape)
+            ax = split_axis + 1
+            x = reshape(x, tuple(shape[:ax] + [n, shape[ax] // n] + shape[ax + 1:]))
+            x = batching.moveaxis(batching.moveaxis(x, ax, 0), 1, ax)
+            return reshape(x, (n,) + tuple(shape[1:])), 0
+        x = batching.moveaxis(x, d, concat_axis)
+        shape = list(core.get_aval(x).shape)      # (..., sender at concat, concat dim, ...)
+        shape[concat_axis:concat_axis + 2] = [shape[concat_axis] * shape[concat_axis + 1]]
+        x = reshape(x, tuple(shape))               # senders' blocks concatenated in order
+        shape[split_axis:split_axis + 1] = [n, shape[split_axis] // n]
+        return reshape(x, tuple(shape)), split_axis     # block j of split_axis: member j's
+    rule.always = True
+    return rule
+
+
+batching.batch_rules[all_to_all_p] = _all_to_all_batch_rule()
+
+
+def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_index_groups, tiled):
+    """Block i of the cotangent's concat_axis came from member i's block j: send it back."""
+    return [_bind_lifted(all_to_all_p, ad.instantiate(ct), axis_name=axis_name, split_axis=concat_axis,
+                         concat_axis=split_axis, axis_index_groups=axis_index_groups, tiled=tiled)]
+
+
+ad.jvp_rules[all_to_all_p] = _linear_jvp(all_to_all_p)
+ad.transpose_rules[all_to_all_p] = _all_to_all_transpose
 
 
 def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):

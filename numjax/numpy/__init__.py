@@ -327,11 +327,24 @@ def identity(n, dtype=None):
 
 # ---------------------------------------------------------------- elementwise
 
+def _eager_runner(runners, prim, x):
+    """The eager runner (lax/eager_kernels.py) of ``prim`` for Arrays of ``x``'s dtype, made
+    into ``runners`` (dtype -> runner, or False where the full path runs) on first use."""
+    dt = x._value.dtype
+    run = runners[dt] = (lax.eager_kernels.unary_runner(prim, dt) if prim is not None else None) or False
+    return run
+
+
 def _unary(prim_fn, inexact=False, name=None):
     prim = getattr(lax, (name or prim_fn.__name__) + "_p", None) or _UNARY_PRIMS.get(prim_fn.__name__)
     impl = core.impl_rules.get(prim)
 
+    runners = {}
+
     def fn(x, /):
+        out = _eager_fast(runners, prim, x)
+        if out is not None:
+            return out
         if type(x) is Array and impl is not None and _dtypes.kind(x._value.dtype) in "fc" and core._no_trace_active():
             # eager fast path: no promotion needed for inexact inputs.  The rule is looked up
             # now: the bfloat16 wrapper (lax/low_precision.py) is installed after this module.
@@ -536,8 +549,23 @@ def _one_like(x):
 pow = power  # noqa: A001
 
 
+def _eager_fast(runners, prim, x):
+    """The eager short path's result for a concrete float Array, else None (full path)."""
+    if type(x) is Array and core.trace_state.idle:
+        run = runners.get(x._value.dtype)
+        if run is None:
+            run = _eager_runner(runners, prim, x)
+        if run:
+            return run(x)
+    return None
+
+
 def negative(x, /):
-    return lax.neg(asarray_leaf(x))
+    out = _eager_fast(_NEG_RUNNERS, lax.neg_p, x)
+    return lax.neg(asarray_leaf(x)) if out is None else out
+
+
+_NEG_RUNNERS, _ABS_RUNNERS = {}, {}
 
 
 def positive(x, /):
@@ -545,6 +573,9 @@ def positive(x, /):
 
 
 def absolute(x, /):
+    out = _eager_fast(_ABS_RUNNERS, lax.abs_p, x)
+    if out is not None:
+        return out
     x = asarray_leaf(x)
     return x if _dtypes.kind(get_aval(x).dtype) in "ub" else lax.abs(x)
 
@@ -1091,6 +1122,21 @@ def astype(x, dtype, copy=False):
 
 from ._indexing import getitem as _getitem  # noqa: E402
 from . import _operators  # noqa: E402,F401  (installs Array/Tracer operators)
+# Eager max/min of an Array and an Array or scalar: the short path of the operators, computing
+# what lax.max/min's eager rule computes (NaN propagates; +0 is the max of +0 and -0).
+def _extremum(ufunc, is_max):
+    fix = lax.elementwise.signed_zero_fix
+
+    def compute(x, y):      # (run with numpy's warnings off)
+        out = ufunc(x, y)
+        if x.dtype.kind != "f" or (y.ndim == 0 and float(y) != 0.0) or (x.ndim == 0 and float(x) != 0.0):
+            return out      # no two zeros to order (a nonzero or NaN scalar side: cheap to see)
+        return fix(out, x, y, is_max)
+    return compute
+
+
+maximum = _operators.fast_binary_function(_extremum(_np.maximum, True), maximum)
+minimum = _operators.fast_binary_function(_extremum(_np.minimum, False), minimum)
 from ._reductions import *  # noqa: E402,F401,F403
 from ._elementwise import *  # noqa: E402,F401,F403
 from ._shape_ops import *  # noqa: E402,F401,F403

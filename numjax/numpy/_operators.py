@@ -75,55 +75,139 @@ def _round_operator(x, ndigits=None):
 
 
 # Eager arithmetic between Arrays and Python scalars skips the lax layer: the result dtype
-# comes from the same promotion table, and numpy computes in that dtype directly.
+# comes from the same promotion table, and numpy computes in that dtype directly (these ops
+# are exactly rounded, so numpy's result is XLA's bit for bit).
 _FAST_BINARY = {
     "__add__": (np.add, False), "__radd__": (np.add, True),
     "__sub__": (np.subtract, False), "__rsub__": (np.subtract, True),
     "__mul__": (np.multiply, False), "__rmul__": (np.multiply, True),
+    "__truediv__": (np.true_divide, False), "__rtruediv__": (np.true_divide, True),
     "__lt__": (np.less, False), "__le__": (np.less_equal, False),
     "__gt__": (np.greater, False), "__ge__": (np.greater_equal, False),
 }
 _COMPARE = {np.less, np.less_equal, np.greater, np.greater_equal}
-_SCALAR_TYPES = (int, float)
+
+# How an Array combines with the other operand, made once per key and operator by
+# ``dtypes.promote``: None where the full path runs (bools, complex, integer overflow checks,
+# integer division), else the result's dtype and weak type and what to convert.
+#   Array: (dtype, weak type of each operand) -> (dtype, weak, cast self, cast other).
+#   Python scalar: (Array's dtype and weak type, the scalar, its type, x64) -> (dtype, weak,
+#   the scalar as a read-only 0-d array of the result dtype, cast self). (numpy combines an
+#   array with a 0-d array faster than with a numpy scalar.) Floats equal to zero (0.0 and
+#   -0.0 are equal keys) and NaN (never an equal key) are planned on every call instead.
+_SCALAR_PLANS_MAX = 4096
+_MISSING = object()
 
 
-def _fast_binary(ufunc, slow, reflected):
+def _result(self_dt, self_weak, other_dt, other_weak, scalar_type, numpy_kinds):
+    """(dtype, weak type) of the result, or (None, None) for the full path. ``numpy_kinds``:
+    the kinds (by numpy's own letters) the operation may compute directly -- division and
+    max/min leave ml_dtypes' narrow floats to the full path, which computes them in float32
+    and rounds as XLA does."""
+    dt, weak = dtypes.promote((self_dt, self_weak), (other_dt, other_weak))
+    kind = dtypes.kind(dt)
+    if kind not in "fiu" or (scalar_type is int and kind in "iu") or dt.kind not in numpy_kinds:
+        return None, None
+    return dt, weak
+
+
+def _array_plan(plans, key, numpy_kinds):
+    self_dt, self_weak, other_dt, other_weak = key
+    dt, weak = _result(self_dt, self_weak, other_dt, other_weak, Array, numpy_kinds)
+    plan = plans[key] = None if dt is None else (dt, weak, self_dt != dt, other_dt != dt)
+    return plan
+
+
+def _scalar_plan(plans, self_dt, self_weak, value, t, x64, numpy_kinds):
+    other_dt = dtypes.default_float_dtype() if t is float else dtypes.default_int_dtype()
+    dt, weak = _result(self_dt, self_weak, other_dt, True, t, numpy_kinds)
+    if dt is None:
+        plan = None
+    else:
+        scalar = np.asarray(dt.type(value))
+        scalar.setflags(write=False)
+        plan = (dt, weak, scalar, self_dt != dt)
+    if t is int or (value == value and value != 0.0):
+        if len(plans) >= _SCALAR_PLANS_MAX:
+            plans.clear()
+        plans[(self_dt, self_weak, value, t, x64)] = plan
+    return plan
+
+
+# numpy's own kinds: ml_dtypes' narrow floats ("V" to numpy) take the full path, which
+# computes them in float32 and rounds as XLA does (and keeps their loops off this path).
+_NUMPY_KINDS = "fiu"
+
+
+def _fast_binary(ufunc, slow, reflected, numpy_kinds=_NUMPY_KINDS):
     compare = ufunc in _COMPARE
-    promote = dtypes.promote
+    if ufunc is np.true_divide:
+        numpy_kinds = "f"    # (jnp's integer division converts to float first)
     from .._fp_quiet import call as quiet_call, run as quiet_run
+    from ..config import config
+    trace_state = core.trace_state
+    array_plans, scalar_plans = {}, {}
 
     def op(self, other):
         t = type(other)
-        if t is Array:
-            ov, ow = other._value, other.weak_type
-            odt = ov.dtype
-        elif t is float or t is int:
-            ov, ow, odt = other, True, (dtypes.default_float_dtype() if t is float else dtypes.default_int_dtype())
-        else:
-            return slow(self, other)
-        if not core.trace_state.idle:
+        if not trace_state.idle:
             return slow(self, other)
         sv = self._value
-        dt, weak = promote((sv.dtype, self.weak_type), (odt, ow))
-        if dtypes.kind(dt) not in "fiu" or (t is int and dtypes.kind(dt) in "iu"):
-            return slow(self, other)   # bools, complex and int-overflow checks take the full path
-        if sv.dtype != dt:
+        if t is float or t is int:
+            if t is int or (other == other and other != 0.0):
+                plan = scalar_plans.get((sv.dtype, self.weak_type, other, t, config.jax_enable_x64), _MISSING)
+            else:
+                plan = _MISSING
+            if plan is _MISSING:
+                plan = _scalar_plan(scalar_plans, sv.dtype, self.weak_type, other, t, config.jax_enable_x64,
+                                    numpy_kinds)
+            if plan is None:
+                return slow(self, other)
+            dt, weak, ov, cast = plan
+        elif t is Array:
+            ov = other._value
+            key = (sv.dtype, self.weak_type, ov.dtype, other.weak_type)
+            plan = array_plans.get(key, _MISSING)
+            if plan is _MISSING:
+                plan = _array_plan(array_plans, key, numpy_kinds)
+            if plan is None:
+                return slow(self, other)
+            dt, weak, cast, cast_other = plan
+            if cast_other:
+                ov = ov.astype(dt)
+        else:
+            return slow(self, other)
+        if cast:
             sv = sv.astype(dt)
-        ov = dt.type(ov) if t is not Array else (ov if odt == dt else ov.astype(dt))
-        if compare:     # (comparisons raise no floating-point warnings)
-            try:
-                out = ufunc(ov, sv) if reflected else ufunc(sv, ov)
-            except ValueError:
-                return slow(self, other)   # incompatible shapes: raise JAX's TypeError from lax
-            return Array(np.asarray(out), weak)   # weak exactly when both operands are (as lax)
-        try:   # inf - inf, overflow: NaN and inf without numpy's warnings, as JAX
+        # inf - inf, overflow, NaN compared (bfloat16's loops flag it): no numpy warnings, as JAX
+        try:
             out = quiet_run(ufunc, ov, sv) if reflected else quiet_run(ufunc, sv, ov)
         except ValueError:
             return slow(self, other)   # incompatible shapes: raise JAX's TypeError from lax
         except RuntimeError:           # another thread holds the quiet context
             out = quiet_call(ufunc, ov, sv) if reflected else quiet_call(ufunc, sv, ov)
-        return Array(np.asarray(out, dtype=dt), weak)
+        if type(out) is not np.ndarray:   # (numpy gives a scalar for 0-d operands)
+            out = np.asarray(out) if compare else np.asarray(out, dtype=dt)
+        return Array(out, weak)           # (a comparison's: weak exactly when both operands are)
     return op
+
+
+def fast_binary_function(compute, slow):
+    """The jnp binary function ``slow`` with the operators' short eager path in front, for an
+    Array with an Array or Python scalar (either side) of numpy's own dtypes: ``compute``
+    takes the two numpy values, converted to the result dtype, and is the primitive's eager
+    rule's own computation."""
+    op = _fast_binary(compute, slow, False, "fiu")
+    reflected = _fast_binary(compute, lambda a, b: slow(b, a), True, "fiu")
+
+    def fn(x, y, /):
+        if type(x) is Array:
+            return op(x, y)
+        if type(y) is Array and (type(x) is float or type(x) is int):
+            return reflected(y, x)
+        return slow(x, y)
+    fn.__name__, fn.__doc__ = slow.__name__, slow.__doc__
+    return fn
 
 
 # Array methods that are jnp functions of the array; looked up on call so later overrides of a

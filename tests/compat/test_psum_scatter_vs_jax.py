@@ -1,13 +1,14 @@
 """lax.psum_scatter (pmap and vmap over 4 CPU devices, gradients) gives what real JAX 0.10.2
 gives: tests/distributed/psum_scatter_program.py on both. Run under .venv-jax."""
 import importlib.util
-import json
 import os
 import pathlib
-import subprocess
 import sys
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import program_record  # noqa: E402
 
 if importlib.util.find_spec("jax") is None:
     pytest.skip("real JAX not installed (tox -e compat)", allow_module_level=True)
@@ -22,13 +23,7 @@ NUMJAX_BETTER = {"pmap_dim_neg", "vmap_dim_neg", "vmap_bad_size", "vmap_bad_tile
 
 
 def _record(on):
-    env = dict(os.environ, NUMJAX_NUM_CPU_DEVICES="4", XLA_FLAGS="--xla_force_host_platform_device_count=4")
-    runner = ["-m", "numjax"] if on == "numjax" else []
-    proc = subprocess.run([sys.executable, *runner, str(PROGRAM)], capture_output=True, text=True,
-                          env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT-JSON ")][-1]
-    return json.loads(line[len("RESULT-JSON "):])
+    return program_record.record(PROGRAM, on)
 
 
 def test_psum_scatter_matches_jax():

@@ -42,19 +42,19 @@ class Run:
         return np.concatenate([r[key] for r in self.results])
 
 
-def run(script, processes=None, local_devices=1, timeout=240, env=None):
-    """Run ``scripts/<script>`` under ``mpiexec -n processes`` (None: alone, with
+def run(script, processes=None, local_devices=1, timeout=240, env=None, mpiexec_args=()):
+    """Run ``scripts/<script>`` under ``mpiexec [mpiexec_args] -n processes`` (None: alone, with
     ``local_devices`` CPU devices) and collect what each process saved."""
     out = tempfile.mkdtemp(prefix="numjax-mpi-")
     full_env = dict(os.environ, NUMJAX_NUM_CPU_DEVICES=str(local_devices), NUMJAX_TEST_OUT=out,
-                    NUMJAX_MPI_TIMEOUT="60", PYTHONPATH=str(SCRIPTS))
+                    NUMJAX_MPI_TIMEOUT="60", PYTHONPATH=str(SCRIPTS), PYTHONFAULTHANDLER="1")
     full_env.update(env or {})
     for var in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"):
         full_env.pop(var, None)
     cmd = [sys.executable, str(SCRIPTS / script)]
     if processes is not None:
         mpiexec = str(MPIEXEC) if MPIEXEC.exists() else shutil.which("mpiexec")
-        cmd = [mpiexec, "-n", str(processes)] + cmd
+        cmd = [mpiexec, *mpiexec_args, "-n", str(processes)] + cmd
     start = time.monotonic()
     proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)

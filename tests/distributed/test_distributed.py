@@ -52,7 +52,7 @@ def test_collectives_match_single_process(processes, local):
     keys = [k for k in single if k not in ("process_index", "process_count", "local_device_count",
                                            "device_ids", "device_processes", "local_ids",
                                            "process_indices", "local_of_last")]
-    assert len(keys) == 22
+    assert len(keys) == 25
     for key in keys:
         got, want = r.concat(key), single[key]
         assert got.shape == want.shape and got.dtype == want.dtype, key
@@ -60,6 +60,24 @@ def test_collectives_match_single_process(processes, local):
             np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6, err_msg=key)
         else:
             np.testing.assert_array_equal(got, want, err_msg=key)
+
+
+@needs_mpi
+@pytest.mark.parametrize("processes,local", LAYOUTS)
+def test_all_to_all_across_processes_matches_numpy(processes, local):
+    """One MPI Alltoall per all_to_all: each process's shards get their blocks from every shard."""
+    from test_all_to_all import all_to_all
+    r, n = collectives(processes, local), processes * local
+    assert r.returncode == 0, r
+    rng = np.random.default_rng(0)
+    xf = rng.standard_normal((n, 4, 2 * n)).astype(np.float32)
+    xi = rng.integers(-50, 50, (n, 3, n)).astype(np.int32)
+    np.testing.assert_array_equal(r.concat("all_to_all"), all_to_all(xi, 1, 0, True))
+    np.testing.assert_array_equal(r.concat("all_to_all_untiled"), all_to_all(xi, 1, 0, False))
+    np.testing.assert_array_equal(r.concat("all_to_all_same_axis"), all_to_all(xf, 1, 1, True))
+    y = all_to_all(xf, 1, 0, True)
+    ct = np.cos(y) * np.arange(8.0 * n).reshape(4 * n, 2)
+    np.testing.assert_allclose(r.concat("all_to_all_grad"), all_to_all(ct, 0, 1, True), rtol=1e-5, atol=1e-6)
 
 
 @needs_mpi
@@ -77,8 +95,9 @@ def test_multihost_utils():
         assert bool(res["differs"])
 
 
-def _failure(mode, timeout="60"):
-    return run("failure.py", 2, env={"FAILURE_MODE": mode, "NUMJAX_MPI_TIMEOUT": timeout}, timeout=120)
+def _failure(mode, timeout="60", mpiexec_args=()):
+    return run("failure.py", 2, env={"FAILURE_MODE": mode, "NUMJAX_MPI_TIMEOUT": timeout}, timeout=120,
+               mpiexec_args=mpiexec_args)
 
 
 @needs_mpi
@@ -111,15 +130,53 @@ def test_timeout_in_a_collective_names_it():
 
 
 @needs_mpi
-@pytest.mark.parametrize("mode", ["crash", "exit"])
-def test_process_dying_or_leaving_early_ends_the_job(mode):
-    """A crash (no Python cleanup) ends the job through mpiexec; a process leaving early with
-    status 0 makes the others time out with the message."""
-    r = _failure(mode, timeout="3")
+@pytest.mark.parametrize("mode", ["crash", "kill"])
+def test_process_dying_ends_the_job(mode):
+    """mpich's mpiexec ends the whole job at once when a process dies abnormally (os._exit(3),
+    SIGKILL): it names that process's pid and exit status, and kills the others before they
+    could print anything; the others must not be left waiting for their timeout."""
+    r = _failure(mode, timeout="60")
     assert r.returncode != 0, r
     assert r.seconds < 30, r
-    if mode == "exit":
-        assert "numjax: process 0 failed: CollectiveTimeoutError" in r.stderr, r
+
+
+@needs_mpi
+@pytest.mark.parametrize("mode", ["crash", "exit"])
+def test_dead_process_is_named(mode):
+    """Where the survivors outlive the dead process (it left with status 0, or exited with an
+    error under mpiexec -disable-auto-cleanup), numjax names it well before the 60 s timeout.
+    (A process killed by a signal makes mpich's mpiexec SIGKILL the others even then.)"""
+    r = _failure(mode, timeout="60", mpiexec_args=("-disable-auto-cleanup",))
+    assert r.returncode != 0, r
+    assert r.seconds < 30, r
+    named = {"crash": "numjax: process 0 of 2: mpiexec reports a failed process of the job: process 1 (pid ",
+             "exit": "numjax: process 0 of 2 stopped waiting in pmap"}[mode]
+    assert named in r.stderr and "process 1 (pid " in r.stderr and "left the job" in r.stderr, r
+
+
+@needs_mpi
+def test_process_leaving_early_is_named_under_default_mpiexec():
+    r = _failure("exit", timeout="60")
+    assert r.returncode != 0, r
+    assert r.seconds < 30, r
+    assert ("numjax: process 0 of 2 stopped waiting in pmap (comparing the processes' argument shapes: "
+            "1 local shards of float32[3]): process 1 (pid ") in r.stderr, r
+
+
+@needs_mpi
+def test_every_survivor_of_four_names_the_process_that_left():
+    r = run("failure.py", 4, env={"FAILURE_MODE": "exit", "NUMJAX_MPI_TIMEOUT": "60"}, timeout=120)
+    assert r.returncode != 0, r
+    assert r.seconds < 30, r
+    named = [k for k in (0, 2, 3) if f"numjax: process {k} of 4 stopped waiting in pmap" in r.stderr]
+    assert named, r                # the first to notice aborts the job, which may end the others
+    assert "process 1 (pid " in r.stderr and "left the job (its program ended" in r.stderr, r
+
+
+@needs_mpi
+def test_timeout_says_every_process_still_runs():
+    r = _failure("skip", timeout="3")
+    assert "every process still runs: one may be running a different computation, or be stuck" in r.stderr, r
 
 
 @needs_mpi

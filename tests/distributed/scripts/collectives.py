@@ -23,6 +23,10 @@ def collectives(f, i):
         scatter=lax.psum_scatter(i, "i", scatter_dimension=1),
         scatter_tiled=lax.psum_scatter(f, "i", scatter_dimension=1, tiled=True),
         all_to_all=lax.all_to_all(i, "i", 1, 0, tiled=True),
+        all_to_all_untiled=lax.all_to_all(i, "i", 1, 0),
+        all_to_all_same_axis=lax.all_to_all(f, "i", 1, 1, tiled=True),
+        all_to_all_grad=jax.grad(lambda v: jnp.sum(jnp.sin(lax.all_to_all(v, "i", 1, 0, tiled=True))
+                                                   * jnp.arange(8.0 * n).reshape(4 * n, 2)))(f),
         # a collective inside a loop: every process must run the same iterations
         loop=lax.fori_loop(0, 3, lambda k, c: c + lax.psum(c * 0 + k, "i"), f),
         while_loop=lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] + lax.pmax(c[1], "i")),

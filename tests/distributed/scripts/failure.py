@@ -1,6 +1,7 @@
-"""Process 1 fails (raise, crash, exit, hang, skip the psum, or a different shape, on a first or a
+"""Process 1 fails (raise, crash, kill, exit, hang, skip the psum, or a different shape, on a first or a
 later call) while the others enter a psum."""
 import os
+import signal
 import sys
 import time
 
@@ -19,6 +20,8 @@ if p == 1 and mode == "hang":
     time.sleep(600)
 if p == 1 and mode == "crash":
     os._exit(3)                       # dies without Python's cleanup (no excepthook)
+if p == 1 and mode == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
 if p == 1 and mode == "exit":
     sys.exit(0)                       # leaves quietly, as if finished
 if p == 1 and mode == "shape":

@@ -23,13 +23,14 @@ try:
     elif case == "uninitialized":     # under mpiexec -n 2
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            print("count", jax.process_count(), len(jax.devices()), flush=True)
-        print("warned", [str(w.message) for w in caught], flush=True)
+            # one string per line: the processes' output interleaves at each write
+            print(f"count {jax.process_count()} {len(jax.devices())}", flush=True)
+        print(f"warned {[str(w.message) for w in caught]}", flush=True)
     elif case == "after_shutdown":    # under mpiexec -n 2
         import numpy as np
         jax.distributed.initialize()
         jax.distributed.shutdown()
-        print("devices", jax.process_index(), jax.process_count(), jax.local_devices(), flush=True)
+        print(f"devices {jax.process_index()} {jax.process_count()} {jax.local_devices()}", flush=True)
         jax.pmap(lambda v: jax.lax.psum(v, "i"), "i")(np.ones((1, 2)))
     elif case == "twice":             # under mpiexec -n 2
         jax.distributed.initialize()
