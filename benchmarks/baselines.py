@@ -68,14 +68,19 @@ def softmax_first_numba(x):
 
 
 @numba.njit(cache=True)
+def _row_logsumexp(x, r):
+    m = _row_max(x, r)
+    s = np.float32(0)
+    for c in range(x.shape[1]):
+        s += np.exp(x[r, c] - m)
+    return np.log(s) + m
+
+
+@numba.njit(cache=True)
 def log_softmax_numba(x):
     out = np.empty_like(x)
     for r in range(x.shape[0]):
-        m = _row_max(x, r)
-        s = np.float32(0)
-        for c in range(x.shape[1]):
-            s += np.exp(x[r, c] - m)
-        lse = m + np.log(s)
+        lse = _row_logsumexp(x, r)
         for c in range(x.shape[1]):
             out[r, c] = x[r, c] - lse
     return out
@@ -103,11 +108,7 @@ def layer_norm_numba(x, scale, shift):
 def logsumexp_last_numba(x):
     out = np.empty(x.shape[0], x.dtype)
     for r in range(x.shape[0]):
-        m = _row_max(x, r)
-        s = np.float32(0)
-        for c in range(x.shape[1]):
-            s += np.exp(x[r, c] - m)
-        out[r] = np.log(s) + m
+        out[r] = _row_logsumexp(x, r)
     return out
 
 

@@ -327,14 +327,6 @@ def identity(n, dtype=None):
 
 # ---------------------------------------------------------------- elementwise
 
-def _eager_runner(runners, prim, x):
-    """The eager runner (lax/eager_kernels.py) of ``prim`` for Arrays of ``x``'s dtype, made
-    into ``runners`` (dtype -> runner, or False where the full path runs) on first use."""
-    dt = x._value.dtype
-    run = runners[dt] = (lax.eager_kernels.unary_runner(prim, dt) if prim is not None else None) or False
-    return run
-
-
 def _unary(prim_fn, inexact=False, name=None):
     prim = getattr(lax, (name or prim_fn.__name__) + "_p", None) or _UNARY_PRIMS.get(prim_fn.__name__)
     impl = core.impl_rules.get(prim)
@@ -550,22 +542,25 @@ pow = power  # noqa: A001
 
 
 def _eager_fast(runners, prim, x):
-    """The eager short path's result for a concrete float Array, else None (full path)."""
+    """The eager short path's result (lax/eager_kernels.py) for a concrete Array, else None
+    (full path). ``runners``: dtype -> runner of ``prim``, or False where the full path runs,
+    made on first use."""
     if type(x) is Array and core.trace_state.idle:
         run = runners.get(x._value.dtype)
         if run is None:
-            run = _eager_runner(runners, prim, x)
+            dt = x._value.dtype
+            run = runners[dt] = (prim is not None and lax.eager_kernels.unary_runner(prim, dt)) or False
         if run:
             return run(x)
     return None
 
 
+_NEG_RUNNERS, _ABS_RUNNERS = {}, {}
+
+
 def negative(x, /):
     out = _eager_fast(_NEG_RUNNERS, lax.neg_p, x)
     return lax.neg(asarray_leaf(x)) if out is None else out
-
-
-_NEG_RUNNERS, _ABS_RUNNERS = {}, {}
 
 
 def positive(x, /):

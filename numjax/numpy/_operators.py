@@ -197,8 +197,8 @@ def fast_binary_function(compute, slow):
     Array with an Array or Python scalar (either side) of numpy's own dtypes: ``compute``
     takes the two numpy values, converted to the result dtype, and is the primitive's eager
     rule's own computation."""
-    op = _fast_binary(compute, slow, False, "fiu")
-    reflected = _fast_binary(compute, lambda a, b: slow(b, a), True, "fiu")
+    op = _fast_binary(compute, slow, False)
+    reflected = _fast_binary(compute, lambda a, b: slow(b, a), True)
 
     def fn(x, y, /):
         if type(x) is Array:
