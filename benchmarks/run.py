@@ -352,6 +352,21 @@ row("dispatch", "eager op, scalar x*2.0")(_eager(lambda np_, v: v * 2.0, np.floa
 row("dispatch", "eager op, jnp.exp scalar")(_eager(lambda np_, v: np_.exp(v), np.float32(2.0)))
 row("dispatch", "eager jnp.exp(v) * 2.0, v f32[1000]")(
     _eager(lambda np_, v: np_.exp(v) * 2.0, np.random.default_rng(1).standard_normal(1000).astype(np.float32)))
+row("dispatch", "eager jnp.sum(v), v f32[1000]")(
+    _eager(lambda np_, v: np_.sum(v), np.random.default_rng(1).standard_normal(1000).astype(np.float32)))
+
+
+def _eager_where(rng):
+    # jnp.where(c, v, w) with the three operands made beforehand: the select alone
+    hosts = (rng.standard_normal(1000) > 0, *rng.standard_normal((2, 1000)).astype(np.float32))
+    cols = {"numjax": (lambda c, v, w: lambda: jnp.where(c, v, w))(*map(jnp.asarray, hosts)),
+            "numpy": lambda: np.where(*hosts)}
+    if real_jax is not None:
+        cols["jax"] = (lambda c, v, w: lambda: real_jnp.where(c, v, w))(*map(real_jnp.asarray, hosts))
+    return {"columns": cols, "rtol": 0, "atol": 0}
+
+
+row("dispatch", "eager jnp.where(c, v, w), v w f32[1000]")(_eager_where)
 
 
 @row("dispatch", "first call at a new shape, same rank")

@@ -10,9 +10,7 @@ evaluation, with a warning (``FallbackExecutable``).
 """
 import hashlib
 import itertools
-import re
 import warnings
-from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -23,10 +21,10 @@ from numjax.dispatch import jit_p
 from numjax.errors import NoLoweringError
 from numjax.jaxpr import Literal, eval_jaxpr
 from numjax.lax import linalg as lax_linalg
-from numjax.lax._summation import LANES
 from numjax.lax import shape as lax_shape
 
 from . import fusion, scalar
+from .loop_forms import MONOIDS, InnermostLoops, identity_source
 from .nodes import NODE_RULES
 
 _compile_cache = {}   # source sha -> numba dispatcher
@@ -161,6 +159,9 @@ class Codegen(SourceNames):
 
     def _region(self, region):
         """A region becomes a call of a content-addressed kernel, shared across programs."""
+        from . import leading_axis
+        if self.parallel and leading_axis.blocked_region(region):
+            return leading_axis.numba_region(self, region)
         kg = KernelGen(region, self.parallel)
         RegionCodegen(kg, region).generate()
         name, src = kg.source()
@@ -250,8 +251,10 @@ class KernelGen:
         return name, text.replace("def KERNEL(", f"def {name}(")
 
 
-class RegionCodegen:
-    """One loop nest: loads, fused scalar expressions, stores and reductions."""
+class RegionCodegen(InnermostLoops):
+    """One loop nest: loads, fused scalar expressions, stores and reductions.  The innermost
+    loops carrying reductions come from ``loop_forms``; multi-pass row regions are written by
+    ``row_codegen``, reductions over a leading axis in blocks of rows by ``leading_axis``."""
 
     def __init__(self, gen, region):
         self.gen, self.region = gen, region
@@ -304,14 +307,19 @@ class RegionCodegen:
     def generate(self):
         gen, region = self.gen, self.region
         from .row_codegen import RowRegionCodegen, arg_reduction_region
+        from .leading_axis import LeadingCodegen, blocked_region
         if type(self) is RegionCodegen and (region.multipass or arg_reduction_region(region)):
             return RowRegionCodegen(gen, region).generate()
+        if type(self) is RegionCodegen and blocked_region(region):
+            return LeadingCodegen(gen, region).generate()
         pre, body, inits, finals = [], [], {}, {}
         n = self.gen.tmp("n")
         if self.flat:
             pre.append(f"{n} = {' * '.join([gen.dim(s) for s in self.shape]) or '1'}")
+        in_place = getattr(gen, "in_place", ())    # results stored into an input (``buffer_reuse``)
         for v in region.materialize:
-            pre.append(f"{gen.name(v)} = np.empty({gen.shape_src(self.shape)}, {scalar.np_type(v.aval.dtype)})")
+            if v not in in_place:
+                pre.append(f"{gen.name(v)} = np.empty({gen.shape_src(self.shape)}, {scalar.np_type(v.aval.dtype)})")
         arrays_read = self._flat_views(pre)
         for eqn in region.eqns:
             self._eqn(eqn, body, inits, finals)
@@ -436,98 +444,9 @@ class RegionCodegen:
             self.gen.emit(f"{res} = np.empty({self.gen.shape_src(out.aval.shape)}, {idx_t})")
             finals.setdefault(depth, []).append(f"{res}[{', '.join(f'i{d}' for d in kept)}] = {bi}")
 
-    def _two_phase(self, body):
-        """Row reductions of transcendental values: compute each block of 16 values in one
-        vectorizable loop, then add them to the partial accumulators (``_emit_blocked_two_phase``;
-        a float accumulator in the value loop stops LLVM vectorizing the transcendental). An accumulator
-        living outside the row loop (a reduction over all axes, as in a summed log-likelihood)
-        takes each row's partial sums after that row (sum(logaddexp(0, x)) over 32x784: 880 to
-        64 us; JAX 57 to 81 us)."""
-        return (self.unrollable and not self.flat and self.rank >= 1
-                and any("vm." in line for line in body)
-                and all(acc in self.acc_inputs and acc in self._acc_depth for acc, *_ in self.accs))
-
-    def _emit_two_phase(self, loop, body, depth, bufs):
-        # ``bufs``: row buffers the values must fill anyway (a later pass of a row region
-        # reads them); without any, the blocked form needs none.
-        if not bufs:
-            return self._emit_blocked_two_phase(loop, body, depth)
-        gen = self.gen
-        var, bound = loop
-        gen.emit(f"for {var} in range({bound}):", depth)
-        acc_lines = {f"{acc} = " for acc, *_ in self.accs}
-        for line in body:
-            target = next((a for a in acc_lines if line.startswith(a)), None)
-            if target is None:
-                gen.emit(line, depth + 1)
-            else:
-                acc = target[:-3]
-                gen.emit(f"{bufs[acc]}[{var}] = {self.acc_inputs[acc]}", depth + 1)
-        reduce_body = [f"{acc} = {combine(acc, f'{bufs[acc]}[{var}]', dt)}"
-                       for acc, _, combine, dt in self.accs]
-        return self._emit_unrolled_innermost(loop, reduce_body, depth)
-
-    def _emit_blocked_two_phase(self, loop, body, depth):
-        """Two-phase by blocks of 2 x UNROLL elements: the block's values in one vector loop,
-        then added to the lanes in the summation order; the next block's values do not wait
-        for the adds (the adds' chain overlaps the transcendental work)."""
-        gen = self.gen
-        var, bound = loop
-        block, tail, base, k = 2 * UNROLL, gen.tmp("it"), gen.tmp("ib"), gen.tmp("k")
-        self._begin_row(depth)
-        blks = {}
-        for acc, init, _, dt in self.accs:
-            blks[acc] = gen.tmp("blk")
-            gen.emit(f"{blks[acc]} = np.empty({block}, {scalar.np_type(dt)})", depth)
-            for u in range(1, UNROLL):
-                gen.emit(f"{acc}_{u} = {init}", depth)
-        acc_lines = {f"{acc} = " for acc, *_ in self.accs}
-
-        def values(target_index, d):
-            for line in body:
-                target = next((a for a in acc_lines if line.startswith(a)), None)
-                if target is None:
-                    gen.emit(line, d)
-                else:
-                    acc = target[:-3]
-                    gen.emit(f"{blks[acc]}[{target_index}] = {self.acc_inputs[acc]}", d)
-
-        def adds(count, d):
-            for acc, _, combine, dt in self.accs:
-                for u in range(count):
-                    lane = acc if u % UNROLL == 0 else f"{acc}_{u % UNROLL}"
-                    gen.emit(f"{lane} = {combine(lane, f'{blks[acc]}[{u}]', dt)}", d)
-
-        gen.emit(f"{tail} = ({bound}) - ({bound}) % {block}", depth)
-        gen.emit(f"for {base} in range(0, {tail}, {block}):", depth)
-        gen.emit(f"for {k} in range({block}):", depth + 1)
-        gen.emit(f"{var} = {base} + {k}", depth + 2)
-        values(k, depth + 2)
-        adds(block, depth + 1)
-        # The rest: one more group of UNROLL into the lanes, then single elements into lane 0.
-        gen.emit(f"if ({bound}) - {tail} >= {UNROLL}:", depth)
-        gen.emit(f"for {k} in range({UNROLL}):", depth + 1)
-        gen.emit(f"{var} = {tail} + {k}", depth + 2)
-        values(k, depth + 2)
-        adds(UNROLL, depth + 1)
-        gen.emit(f"{tail} = {tail} + {UNROLL}", depth + 1)
-        gen.emit(f"for {var} in range({tail}, {bound}):", depth)
-        values(0, depth + 1)
-        for acc, _, combine, dt in self.accs:
-            gen.emit(f"{acc} = {combine(acc, f'{blks[acc]}[0]', dt)}", depth + 1)
-        for acc, _, combine, dt in self.accs:
-            for u in range(1, UNROLL):
-                gen.emit(f"{acc} = {combine(acc, f'{acc}_{u}', dt)}", depth)
-        self._end_row(depth)
-        return depth + 1
-
-    def _unroll_worth_it(self, body):
-        # Partial accumulators pay off for memory-bound reductions with short bodies; long
-        # bodies are compute-bound and would only multiply compile time.
-        return self.unrollable and len(body) <= 2 * len(self.accs) + 4
-
     def _outer_loop_parallel(self):
-        # prange is safe when no reduction accumulates across iterations of the outer loop.
+        # prange is safe when no reduction accumulates across iterations of the outer loop
+        # (``leading_axis`` splits those that keep the last axis into blocks of rows).
         for eqn in self.region.eqns:
             if eqn.primitive.reduction is not None and (self.flat or 0 in eqn.params["axes"]):
                 return False
@@ -567,173 +486,6 @@ class RegionCodegen:
         if not loops:   # rank-0 region (a scalar reduction of a scalar)
             for line in inits.get(0, []) + body + finals.get(0, []):
                 gen.emit(line, 1)
-
-
-# The accumulators of a reduction over the innermost loop follow numjax's summation order
-# (numjax/lax/_summation.py, which eager reductions follow too): LANES partial results over
-# interleaved elements, the tail added to lane 0, then lanes 1.. folded into lane 0.  Short
-# loop bodies are unrolled into LANES copies (below); longer ones keep one copy of the body
-# and index the lanes (``_emit_lane_loop``), so the order never depends on what is fused.
-UNROLL = LANES
-
-
-def _emit_unrolled(self, loop, body, depth):
-    """The innermost loop with UNROLL independent copies of each accumulator.
-
-    Separate partial sums break the serial dependency on one accumulator, so LLVM
-    can vectorize the reduction without fast-math reassociation of the whole body.
-    """
-    gen = self.gen
-    var, bound = loop
-    unroll = _unroll_factor(self.accs)
-    base, tail = gen.tmp("ib"), gen.tmp("it")
-    self._begin_row(depth)
-    for acc, init, _, _ in self.accs:
-        for u in range(1, unroll):
-            gen.emit(f"{acc}_{u} = {init}", depth)
-    gen.emit(f"{tail} = ({bound}) - ({bound}) % {unroll}", depth)
-    gen.emit(f"for {base} in range(0, {tail}, {unroll}):", depth)
-    for u in range(unroll):
-        gen.emit(f"{var} = {base} + {u}", depth + 1)
-        for line in body:
-            gen.emit(_suffix_locals(line, u, self.accs), depth + 1)
-    gen.emit(f"for {var} in range({tail}, {bound}):", depth)
-    for line in body:
-        gen.emit(line, depth + 1)
-    for acc, _, combine, dt in self.accs:
-        for u in range(1, unroll):
-            gen.emit(f"{acc} = {combine(acc, f'{acc}_{u}', dt)}", depth)
-    self._end_row(depth)
-    return depth + 1
-
-
-def _unroll_factor(accs):
-    """Copies of the body per step: a maximum or minimum is the same in any order, so those
-    take more independent accumulators (wider vectors: the NaN-propagating compare-and-select
-    of ``sh.fmax`` is a longer dependency chain than an add); sums keep the summation order."""
-    order_free = (MONOIDS["max"].combine, MONOIDS["min"].combine)
-    if accs and all(combine in order_free for _, _, combine, _ in accs):
-        return 4 * UNROLL
-    return UNROLL
-
-
-def _begin_row(self, depth):
-    """An accumulator that outlives the innermost loop (a reduction over several trailing
-    axes) reduces each row from the identity; ``_end_row`` then adds the row's result to the
-    running one, so rows combine one at a time, as the summation order says."""
-    innermost = 0 if self.flat else self.rank - 1
-    for acc, init, _, _ in self.accs:
-        if self._acc_depth.get(acc, innermost) < innermost:
-            self.gen.emit(f"{acc}_run = {acc}", depth)
-            self.gen.emit(f"{acc} = {init}", depth)
-
-
-def _end_row(self, depth):
-    innermost = 0 if self.flat else self.rank - 1
-    for acc, _, combine, dt in self.accs:
-        if self._acc_depth.get(acc, innermost) < innermost:
-            self.gen.emit(f"{acc} = {combine(f'{acc}_run', acc, dt)}", depth)
-
-
-RegionCodegen._begin_row = _begin_row
-RegionCodegen._end_row = _end_row
-
-
-def _emit_lane_loop(self, loop, body, depth):
-    """The innermost loop in the lanes' order with one copy of ``body``: each accumulator's
-    lanes live in a small array (lane 0 starts from the accumulator), indexed by the
-    position within each group of UNROLL elements.  The array is allocated inside the loops,
-    private to each parallel iteration (pyir hoists it to the kernel's entry, once per call)."""
-    gen = self.gen
-    var, bound = loop
-    base, tail, lane = gen.tmp("ib"), gen.tmp("it"), gen.tmp("lane")
-    self._begin_row(depth)
-    lanes = {}
-    for acc, init, _, dt in self.accs:
-        lanes[acc] = gen.tmp("lanes")
-        gen.emit(f"{lanes[acc]} = np.empty({UNROLL}, {scalar.np_type(dt)})", depth)
-        gen.emit(f"{lanes[acc]}[0] = {acc}", depth)
-        for u in range(1, UNROLL):
-            gen.emit(f"{lanes[acc]}[{u}] = {init}", depth)
-    gen.emit(f"{tail} = ({bound}) - ({bound}) % {UNROLL}", depth)
-    gen.emit(f"for {base} in range(0, {tail}, {UNROLL}):", depth)
-    gen.emit(f"for {lane} in range({UNROLL}):", depth + 1)
-    gen.emit(f"{var} = {base} + {lane}", depth + 2)
-    acc_lines = {f"{acc} = ": acc for acc, *_ in self.accs}
-    for line in body:
-        acc = next((a for prefix, a in acc_lines.items() if line.startswith(prefix)), None)
-        if acc is None:
-            gen.emit(line, depth + 2)
-            continue
-        combine, dt = next((c, d) for a, _, c, d in self.accs if a == acc)
-        slot = f"{lanes[acc]}[{lane}]"
-        gen.emit(f"{slot} = {combine(slot, self.acc_inputs[acc], dt)}", depth + 2)
-    for acc in lanes:
-        gen.emit(f"{acc} = {lanes[acc]}[0]", depth)
-    gen.emit(f"for {var} in range({tail}, {bound}):", depth)
-    for line in body:
-        gen.emit(line, depth + 1)
-    for acc, _, combine, dt in self.accs:
-        for u in range(1, UNROLL):
-            gen.emit(f"{acc} = {combine(acc, f'{lanes[acc]}[{u}]', dt)}", depth)
-    self._end_row(depth)
-    return depth + 1
-
-
-RegionCodegen._emit_lane_loop = _emit_lane_loop
-
-
-def _suffix_locals(line, u, accs):
-    if u == 0:
-        return line
-    line = re.sub(r"\b(t\d+)\b", lambda m: f"{m.group(1)}_{u}", line)
-    for acc, *_ in accs:
-        line = re.sub(rf"\b{acc}\b", f"{acc}_{u}", line)
-    return line
-
-
-RegionCodegen._emit_unrolled_innermost = _emit_unrolled
-
-
-class Monoid(NamedTuple):
-    """How a reduction's accumulator starts and combines: ``identity(dtype)`` is its start value
-    (a number, or the source ``"True"``/``"False"``); ``combine(acc, value, dtype)`` the source
-    of one step (None for argmax/argmin, whose loops also track the position)."""
-    identity: Callable
-    combine: Callable
-
-
-def _extremum(lowest):
-    """The identity of max (``lowest``) or min: -inf/inf, the integer bounds, False/True."""
-    def identity(dt):
-        if dt.kind == "f":
-            return -np.inf if lowest else np.inf
-        if dt == np.bool_:
-            return "False" if lowest else "True"
-        info = np.iinfo(dt)
-        return info.min if lowest else info.max
-    return identity
-
-
-# One entry per monoid named by ``Primitive.reduction``.
-MONOIDS = {
-    "sum": Monoid(lambda dt: 0, lambda a, v, dt: f"{scalar.np_type(dt)}({a} + {v})" if dt != np.bool_
-                  else f"({a} or {v})"),
-    "prod": Monoid(lambda dt: 1, lambda a, v, dt: f"{scalar.np_type(dt)}({a} * {v})" if dt != np.bool_
-                   else f"({a} and {v})"),
-    "max": Monoid(_extremum(True), lambda a, v, dt: f"sh.fmax({a}, {v})" if dt != np.bool_ else f"({a} or {v})"),
-    "min": Monoid(_extremum(False), lambda a, v, dt: f"sh.fmin({a}, {v})" if dt != np.bool_ else f"({a} and {v})"),
-    "and": Monoid(lambda dt: "True", lambda a, v, dt: f"({a} and {v})"),
-    "or": Monoid(lambda dt: "False", lambda a, v, dt: f"({a} or {v})"),
-    "argmax": Monoid(_extremum(True), None),
-    "argmin": Monoid(_extremum(False), None),
-}
-
-
-def identity_source(monoid, dt):
-    """Source of the accumulator's start value for ``monoid`` over ``dt``."""
-    value = MONOIDS[monoid].identity(dt)
-    return str(value) if dt == np.bool_ else scalar.literal(value, dt)
 
 
 _HEADER = """\

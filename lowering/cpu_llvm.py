@@ -18,12 +18,13 @@ cover (complex ones the rewrite cannot express, e.g. FFTs) raise ``Unsupported``
 the Numba backend (``compile.py``).
 """
 import hashlib
+import re
 
 import numpy as np
 
 from numjax.array import Array, c_contiguous as _c_contiguous
 
-from . import blas_threads, buffer_pool
+from . import blas_threads, buffer_pool, buffer_reuse, leading_axis
 from . import compile as numba_backend
 from .driver_nodes import DRIVER_RULES
 from .kernel_program import CONTROL, KERNEL_EQNS, eqn_kernel, heavy_body
@@ -39,13 +40,19 @@ def _driver_nodes():
 
 DRIVER_NODES = _driver_nodes()
 
+# The dtypes ``_check_types`` lets in, as the driver's ``dt_NAME`` globals: np.empty takes a
+# dtype ~40 ns faster than a scalar type, and a global is read faster than ``np.empty``.
+_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "float32", "float64")
 _DRIVER_HEADER = """\
 # numjax program driver (LLVM backend): buffers and calls in order; k_* are compiled kernels.
 import numpy as np
 from numjax.lowering import driver_lib as kn
 from numjax.lowering.cpu_runtime import run_chunked
 from numjax.lowering.buffer_pool import empty as pooled_empty
-"""
+from numjax.config import config
+np_empty = np.empty
+""" + "".join(f"dt_{t} = np.dtype('{t}')\n" for t in _DTYPES)
 
 
 class KernelSpec:
@@ -68,7 +75,32 @@ class DriverCodegen(numba_backend.Codegen):
         super().__init__(jaxpr, fn_name, parallel=True, scalar_io=scalar_io, subfns=subfns)
         self.specs = specs
         self.pyobjects = {} if pyobjects is None else pyobjects
+        self._owned = set()          # vars in buffers this driver allocated (``buffer_reuse``)
+        self._regions_done = set()   # ids of the equations of the regions emitted so far
+        self._readers = None
         self.rank0_buffers = {}
+        self._dim_vars = {}      # ``arg.shape[j]`` -> the driver's variable holding it
+        self._rank0_params = {}  # a rank-0 argument -> its parameter (a 0-d array)
+
+    def dim(self, size):
+        # An argument's size is read once, at the top of the driver: each ``arg.shape[j]``
+        # makes a tuple, and a small call's driver would otherwise read one several times.
+        src = super().dim(size)
+        if not src.startswith("arg"):
+            return src
+        name = self._dim_vars.get(src)
+        if name is None:
+            name = self._dim_vars[src] = "d_" + src.replace(".shape[", "_")[:-1]
+        return name
+
+    def generate(self):
+        if not self.scalar_io:
+            jx = self.jaxpr
+            self._rank0_params = {v: f"arg{k}" for k, v in enumerate(jx.constvars + jx.invars)
+                                  if v.aval.shape == ()}
+        head, body = super().generate().split("\n", 1)
+        sizes = "".join(f"    {name} = {_size_source(src)}\n" for src, name in self._dim_vars.items())
+        return _drop_unread_rank0(f"{head}\n{sizes}{body}")
 
     def subfunction(self, jaxpr):
         """A loop body or branch as another driver function (for loops run by the driver)."""
@@ -105,29 +137,58 @@ class DriverCodegen(numba_backend.Codegen):
         super()._node(eqn)
 
     def _region(self, region):
+        self._regions_done.update(id(e) for e in region.eqns)
+        if leading_axis.blocked_region(region):
+            return leading_axis.llvm_region(self, region)
         kg = numba_backend.KernelGen(region, True)
+        in_place = self._in_place(region, kg)
         numba_backend.RegionCodegen(kg, region).generate()
         name, text = kg.source()
         src = "\n".join(line for line in text.splitlines() if not line.startswith("@"))
         spec = _kernel_spec(kg, name, src)
-        known = self.specs.get(name)
-        if known is not None and (known.params, known.outputs) != (spec.params, spec.outputs):
-            # The same source over other types (Numba's source names no types; these kernels
-            # are typed by their parameters): a kernel of its own.
-            typed = hashlib.sha256(repr((spec.params, spec.outputs)).encode()).hexdigest()[:8]
-            src = src.replace(f"def {name}(", f"def {name}_{typed}(", 1)
-            name = f"{name}_{typed}"
-            spec = _kernel_spec(kg, name, src)
-        self.specs.setdefault(name, spec)
+        name = self.register_kernel(name, src, spec.params, spec.outputs, spec.chunked)
+        spec = self.specs[name]
         outs = self._buffers(kg.outputs)
         args = [self.dim(d) for d in kg.dims] + [self._scalar_arg(v) for v in kg.inputs] + outs
         if spec.chunked:
             size = " * ".join(self.dim(s) for s in region.shape)
-            self.emit(f"run_chunked({name}, {self.dim(region.shape[0])}, {size}, "
-                      f"({', '.join(args)}{',' if len(args) == 1 else ''}))")
+            outer = self.dim(region.shape[0])
+            # Below the parallel threshold the kernel runs here (run_chunked would run it
+            # serially too): a small call saves run_chunked's frame.
+            self.emit(f"if {size} < config.numjax_parallel_threshold:")
+            self.emit(f"{name}(0, {outer}, {', '.join(args)})", 2)
+            self.emit("else:")
+            self.emit(f"run_chunked({name}, {outer}, {size}, "
+                      f"({', '.join(args)}{',' if len(args) == 1 else ''}))", 2)
         else:
             self.emit(f"{name}(0, 1, {', '.join(args)})")
         self._bind_outputs(outs, kg.outputs)
+        self._bind_outputs([self.name(u) for u in in_place.values()], list(in_place))
+
+    def _in_place(self, region, kg):
+        """{result: input}: the elementwise results the kernel stores into the buffer of an
+        input that dies with the region (``buffer_reuse``), instead of returning them."""
+        if self._readers is None:
+            self._readers = buffer_reuse.readers(self.jaxpr)
+        taken = buffer_reuse.reused_inputs(region, kg.inputs, kg.outputs, self._owned, self._regions_done,
+                                           *self._readers)
+        kg.in_place = set(taken)
+        kg.outputs = [v for v in kg.outputs if v not in taken]
+        for v, u in taken.items():
+            kg.out_names[v] = kg.in_names[u]
+        return taken
+
+    def register_kernel(self, name, src, params, outputs, chunked):
+        """Registers a region kernel; returns its name, suffixed when the same source was
+        registered over other types (Numba's source names no types; these kernels are typed
+        by their parameters): a kernel of its own."""
+        known = self.specs.get(name)
+        if known is not None and (known.params, known.outputs) != (params, outputs):
+            typed = hashlib.sha256(repr((params, outputs)).encode()).hexdigest()[:8]
+            src = src.replace(f"def {name}(", f"def {name}_{typed}(", 1)
+            name = f"{name}_{typed}"
+        self.specs.setdefault(name, KernelSpec(name, src, params, outputs, chunked))
+        return name
 
     def _eqn_kernel(self, eqn):
         """Control flow, gathers and scatters: the whole equation is one kernel."""
@@ -143,11 +204,14 @@ class DriverCodegen(numba_backend.Codegen):
         from numjax's pool (``buffer_pool``: no fresh pages to fault in on every call)."""
         outs = [self.tmp("o") for _ in outvars]
         for o, v in zip(outs, outvars):
-            alloc = "pooled_empty" if _nbytes(v.aval) >= buffer_pool.THRESHOLD else "np.empty"
-            self.emit(f"{o} = {alloc}({self.shape_src(v.aval.shape)}, {_np_type(v.aval.dtype)})")
+            alloc = "pooled_empty" if _nbytes(v.aval) >= buffer_pool.THRESHOLD else "np_empty"
+            dt = np.dtype(v.aval.dtype).name
+            dt = f"dt_{dt}" if dt in _DTYPES else f"np.dtype('{dt}')"
+            self.emit(f"{o} = {alloc}({self.shape_src(v.aval.shape)}, {dt})")
         return outs
 
     def _bind_outputs(self, outs, outvars):
+        self._owned.update(v for v in outvars if v.aval.shape != ())
         for o, v in zip(outs, outvars):
             self.emit(f"{self.name(v)} = {o}[()]" if v.aval.shape == () else f"{self.name(v)} = {o}")
             if v.aval.shape == ():
@@ -173,19 +237,37 @@ class DriverCodegen(numba_backend.Codegen):
         return buffer if buffer is not None else super()._output(v)
 
     def _scalar_arg(self, v):
-        name = self.name(v)
+        # A rank-0 argument converts straight from its 0-d array (no ``arg[()]`` on the way).
+        name = self._rank0_params.get(v) or self.name(v)
         if v.aval.shape != ():
             return name
         kind = np.dtype(v.aval.dtype).kind
         return f"float({name})" if kind == "f" else f"bool({name})" if kind == "b" else f"int({name})"
 
 
+def _size_source(src):
+    """``argK.shape[0]`` as ``len(argK)``: no shape tuple made."""
+    return f"len({src[:-len('.shape[0]')]})" if src.endswith(".shape[0]") else src
+
+
+_RANK0_READ = re.compile(r"    (v\d+) = \w+\[\(\)\]")
+
+
+def _drop_unread_rank0(text):
+    """``text`` without reads of rank-0 values (``v = buffer[()]``) that nothing uses: a value
+    only returned goes back as its 0-d buffer, and a kernel takes a rank-0 argument from the
+    argument itself (each read costs a small call ~25 ns)."""
+    lines = text.split("\n")
+    unread = {m.group(1) for m in map(_RANK0_READ.fullmatch, lines)
+              if m and len(re.findall(rf"\b{m.group(1)}\b", text)) == 1}
+    if not unread:
+        return text
+    return "\n".join(line for line in lines
+                     if not ((m := _RANK0_READ.fullmatch(line)) and m.group(1) in unread))
+
+
 def _nbytes(aval):
     return int(np.prod(aval.shape, dtype=np.int64)) * np.dtype(aval.dtype).itemsize
-
-
-def _np_type(dt):
-    return "np.bool_" if np.dtype(dt) == np.bool_ else f"np.{np.dtype(dt).name}"
 
 
 def _kernel_spec(kg, name, src):

@@ -12,6 +12,7 @@ import numpy as np
 from numjax.lax import bits as lb
 from numjax.lax import elementwise as ew
 from numjax.lax import random_bits as rb
+from numjax.lax import sharding_ops
 from numjax.numpy import _elementwise as jnp_ew
 
 from . import vmath as _vmath
@@ -155,7 +156,8 @@ def _shift(helper, signed_operand):
 
 RULES = {
     ew.add_p: _binop("+"), ew.add_any_p: _binop("+"),
-    ew.stop_gradient_p: lambda a, i, o, p: a[0], ew.sub_p: _binop("-"), ew.mul_p: _binop("*"),
+    ew.stop_gradient_p: lambda a, i, o, p: a[0], sharding_ops.reshard_p: lambda a, i, o, p: a[0],
+    ew.sub_p: _binop("-"), ew.mul_p: _binop("*"),
     ew.div_p: _div, ew.rem_p: _rem,
     ew.neg_p: lambda a, i, o, p: f"(-{a[0]})",
     ew.max_p: _call("sh.fmax"), ew.min_p: _call("sh.fmin"), ew.pow_p: _call("np.power"),

@@ -18,6 +18,7 @@ from . import distributed  # noqa: F401  (imports mpi4py only when initialize() 
 from .api import process_indices  # noqa: F401
 from .sharding import NamedSharding, PartitionSpec as P  # noqa: F401
 from .api import make_mesh, set_mesh, shard_map  # noqa: F401
+from .sharding import reshard  # noqa: F401
 from .ad_api import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose,  # noqa: F401
                      linearize, value_and_grad, vjp)
 from .custom_derivatives import custom_jvp, custom_vjp  # noqa: F401

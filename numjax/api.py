@@ -10,7 +10,7 @@ import numpy as np
 
 from . import core, dispatch, tree_util
 from .array import Array
-from .config import config, scoped as config_scoped, thread_flags as _thread_flags
+from .config import config, scoped as config_scoped
 from .api_util import flatten_fun_nokwargs
 from .interpreters import partial_eval as pe
 from .numpy._util import asarray_leaf
@@ -20,8 +20,6 @@ from .numpy._util import asarray_leaf
 # outputs' shardings; until then jitted calls take no extra step.
 _sharding_placed = [False]
 _MISS = dispatch.MISS
-_trace_state = core.trace_state
-_new_array = Array.__new__
 
 
 # ---------------------------------------------------------------- devices
@@ -35,6 +33,9 @@ class CpuDevice:
 
     def __repr__(self):
         return f"CpuDevice(id={self.id})"
+
+    def __str__(self):
+        return f"cpu:{self.id}"
 
 
 class Device(abc.ABC):
@@ -83,6 +84,8 @@ def _device_count_from_env():
     ``set_n_cpu_devices`` and JAX's docs set)."""
     import os
     import re
+    if config.jax_num_cpu_devices >= 0:
+        return max(1, config.jax_num_cpu_devices)
     n = os.environ.get("NUMJAX_NUM_CPU_DEVICES")
     if n is None:
         found = re.search(r"--xla_force_host_platform_device_count=(\d+)",
@@ -226,10 +229,13 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """``x``'s array leaves on ``device`` (a Device, a single-device Sharding, a pytree of
     them matching a prefix of ``x``, or None: the default device; Arrays already placed stay
     as they are).  Tracers pass through."""
+    from . import sharding
+    if isinstance(device, sharding.PartitionSpec):   # a spec over the mesh of ``set_mesh``
+        device = sharding._as_sharding(device, "device_put")
     if isinstance(device, (list, tuple, dict)):
         return tree_util.tree_map(lambda d, sub: device_put(sub, d), device, x,
-                                  is_leaf=lambda d: not isinstance(d, (list, tuple, dict)))
-    from . import sharding
+                                  is_leaf=lambda d: not isinstance(d, (list, tuple, dict)) or
+                                  isinstance(d, sharding.PartitionSpec))
     if isinstance(device, sharding.NamedSharding) and not device.mesh.empty:   # whole value, recording it
         return tree_util.map_traced(lambda leaf: sharding._constrain(leaf, device, "device_put"), x)
     target = _placement(device)
@@ -395,7 +401,6 @@ class PjitFunction:
             fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
         self._dispatch = dispatch.JitCache(fun, self.__name__)
         self._call_fast = self._dispatch.call_fast
-        self._fast, self._stats = self._dispatch.fast, self._dispatch.stats
         self._inline = inline
         self._shardings = None if in_shardings is None and out_shardings is None else \
             (in_shardings, out_shardings)
@@ -412,24 +417,10 @@ class PjitFunction:
         if self._shardings is not None or _sharding_placed[0]:
             return self._call_sharded(args, kwargs)
         if not kwargs:
-            # The commonest call -- one contiguous Array, a signature seen before, one output
-            # made by the program's native entry point -- inline: the rest of
-            # ``JitCache.call_fast``, which the other calls take.
-            if len(args) == 1 and type(args[0]) is Array and _trace_state.idle \
-                    and not _thread_flags.jax_disable_jit:
-                v = args[0]._value
-                if v.flags.c_contiguous:
-                    hit = self._fast.get((v.shape, v.dtype, args[0].weak_type))
-                    if hit is not None and hit[4] is not None and hit[2] == config._epoch \
-                            and not dispatch.default_device_scoped:
-                        self._stats.trace_hits += 1
-                        out = _new_array(Array)    # (Array(value, weak) without __init__'s frame)
-                        out._value, out.weak_type = hit[1](v)[0], hit[4]
-                        return out
-            out = self._call_fast(args)
+            out = self._call_fast(args)    # a call seen before, without flattening
             if out is not _MISS:
                 return out
-        return self._call(args, kwargs)
+        return self._call_traced(args, kwargs)
 
     def _call_sharded(self, args, kwargs):
         from . import sharding_rules
@@ -441,9 +432,12 @@ class PjitFunction:
 
     def _call(self, args, kwargs):
         if not kwargs:
-            out = self._dispatch.call_fast(args)
-            if out is not dispatch.MISS:
+            out = self._call_fast(args)
+            if out is not _MISS:
                 return out
+        return self._call_traced(args, kwargs)
+
+    def _call_traced(self, args, kwargs):
         if config.jax_disable_jit or (self._inline and not core._no_trace_active()):
             return self._fun(*args, **kwargs)
         program, leaves = self._program(args, kwargs)

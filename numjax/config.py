@@ -90,11 +90,20 @@ class Config:
         self.jax_traceback_filtering = os.environ.get("JAX_TRACEBACK_FILTERING", "auto")
         self.jax_default_prng_impl = os.environ.get("JAX_DEFAULT_PRNG_IMPL", "threefry2x32")
         self.jax_compilation_cache_dir = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+        # CPU devices (JAX's flag; -1: NUMJAX_NUM_CPU_DEVICES or XLA_FLAGS decide), fixed once
+        # devices are first made.
+        self.jax_num_cpu_devices = int(os.environ.get("JAX_NUM_CPU_DEVICES", -1))
         self._epoch = 0
 
     def update(self, name, value):
         if not hasattr(self, name) or name.startswith("_"):
             raise AttributeError(f"Unrecognized config option: {name}")
+        if name in _BEFORE_BACKENDS and getattr(self, name) != value:
+            from ._src import xla_bridge
+            if xla_bridge._backends:
+                raise RuntimeError(f"{name} config should be updated before backends are initialized i.e. before "
+                                   "any JAX operation is executed. You should initialize this config immediately "
+                                   "after `import jax`.")
         setattr(self, name, value)
         self._epoch += 1
 
@@ -105,6 +114,9 @@ class Config:
     def x64_enabled(self):
         return self.jax_enable_x64
 
+
+# Flags read once, when the devices are made.
+_BEFORE_BACKENDS = ("jax_num_cpu_devices",)
 
 config = Config()
 

@@ -22,47 +22,63 @@ from .errors import (ConcretizationTypeError, TracerArrayConversionError, Tracer
 # ---------------------------------------------------------------- abstract values
 
 class ShapedArray:
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "_sharding")
     array_abstraction_level = 1
 
-    def __init__(self, shape, dtype, weak_type=False):
+    def __init__(self, shape, dtype, weak_type=False, sharding=None):
         self.shape = shape if type(shape) is tuple else tuple(int(d) for d in shape)
         self.dtype = dtype if type(dtype) is np.dtype else np.dtype(dtype)
         self.weak_type = bool(weak_type)
+        # JAX's sharding in types: a NamedSharding over an AbstractMesh whose spec (one entry
+        # per dimension) names Explicit mesh axes only (numjax/sharding_types.py); None for
+        # every value that carries none, the common case, which then costs nothing.
+        self._sharding = sharding
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
     def __eq__(self, other):
         return (type(other) is ShapedArray and self.shape == other.shape
-                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+                and self.dtype == other.dtype and self.weak_type == other.weak_type
+                and self._sharding == other._sharding)
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype, self.weak_type, self._sharding))
 
-    def update(self, shape=None, dtype=None, weak_type=None):
+    def update(self, shape=None, dtype=None, weak_type=None, sharding=None):
+        # A sharding stays with an unchanged shape, as JAX's update keeps it.
+        if sharding is None and (shape is None or tuple(shape) == self.shape):
+            sharding = self._sharding
         return ShapedArray(self.shape if shape is None else shape,
                            self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type)
+                           self.weak_type if weak_type is None else weak_type, sharding)
 
     def to_tangent_aval(self):
         # Integer and bool values have float0 tangents in JAX; numjax's are float32 (as ad's).
         dtype = self.dtype if self.dtype.kind in "fc" else np.dtype(np.float32)
-        return ShapedArray(self.shape, dtype, self.weak_type)
+        return ShapedArray(self.shape, dtype, self.weak_type, self._sharding)
 
     @property
     def sharding(self):
-        # As jax.typeof(x).sharding outside a mesh: replicated over an empty mesh.
+        if self._sharding is not None:
+            return self._sharding
+        # As jax.typeof(x).sharding of an unsharded value: replicated over the current mesh.
         from .sharding import replicated_sharding
         return replicated_sharding(len(self.shape))
 
     def str_short(self, short_dtypes=False):
         dt = dtypes.short_name(self.dtype) if short_dtypes else self.dtype.name
-        return f"{dt}[{','.join(map(str, self.shape))}]"
+        if self._sharding is None:
+            return f"{dt}[{','.join(map(str, self.shape))}]"
+        from .sharding_types import shape_text
+        return f"{dt}[{shape_text(self.shape, self._sharding.spec)}]"
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
+
+    def __str__(self):
+        return ("~" if self.weak_type else "") + self.str_short()
 
 
 def get_aval(x):
@@ -80,6 +96,15 @@ def get_aval(x):
 
 
 # ---------------------------------------------------------------- primitives
+
+class sharding_hooks:
+    """JAX's sharding in types, installed by numjax/sharding_types.py when the first value with
+    an Explicit-axes sharding is made (until then both are None and cost one read):
+    ``typed(prim, avals, out, params)`` gives abstract evaluation's outputs their shardings;
+    ``eager(prim, impl, args, params)`` evaluates an op and places its results so."""
+    typed = None
+    eager = None
+
 
 impl_rules = {}
 abstract_eval_rules = {}
@@ -107,7 +132,9 @@ class Primitive:
                 impl = impl_rules[self]
             except KeyError:
                 raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented") from None
-            return impl(*args, **params)
+            if sharding_hooks.eager is None:
+                return impl(*args, **params)
+            return sharding_hooks.eager(self, impl, args, params)
         trace = find_top_trace(args)
         tracers = [trace.full_raise(a) for a in args]
         outs = trace.process_primitive(self, tracers, params)
@@ -120,7 +147,9 @@ class Primitive:
             rule = abstract_eval_rules[self]
         except KeyError:
             raise NotImplementedError(f"Abstract evaluation for '{self.name}' not implemented") from None
-        return rule(*avals, **params)
+        if sharding_hooks.typed is None:
+            return rule(*avals, **params)
+        return sharding_hooks.typed(self, avals, rule(*avals, **params), params)
 
     # JAX's way of defining a primitive from outside (jax.extend.core.Primitive): the rules
     # go to the same tables as numjax's own primitives'.
@@ -178,7 +207,9 @@ class EvalTrace(Trace):
     pure = lift = lambda self, x: x
 
     def process_primitive(self, primitive, tracers, params):
-        return impl_rules[primitive](*tracers, **params)
+        if sharding_hooks.eager is None:
+            return impl_rules[primitive](*tracers, **params)
+        return sharding_hooks.eager(primitive, impl_rules[primitive], tracers, params)
 
 
 _EVAL_MAIN = MainTrace(0, EvalTrace)   # the bottom of every thread's stack: evaluate now

@@ -277,14 +277,17 @@ class JitCache:
     def __init__(self, fun, name):
         self.name = name
         self.programs = _programs_for(fun)
-        # signature of positional Arrays -> (Program, native entry point or None, config epoch,
-        # default device, weak type of a single output made by the native entry point or None)
-        self.fast = {}
+        self.fast = {}        # ``_fast_key`` of positional Arrays -> FastEntry
+        # Shape of one contiguous Array -> the FastEntry last made for it with one output of a
+        # native entry point: the commonest call, checked (``FastEntry.one_array``) before the
+        # full key is hashed.
+        self.fast_one = {}
         self.stats = Stats()
 
     def clear(self):
         self.programs.clear()
         self.fast.clear()
+        self.fast_one.clear()
 
     def program(self, leaves, in_tree, statics, trace, arg_names):
         """The Program for these flat arguments; on a miss ``trace(avals)`` gives its
@@ -324,51 +327,82 @@ class JitCache:
 
     def call_fast(self, args):
         """The common call (positional Arrays, nothing traced, a signature seen before)
-        without pytree flattening; ``MISS`` otherwise. (``PjitFunction.__call__`` runs the
-        commonest one -- one contiguous Array in, one output of a native entry point --
-        inline before calling this.)"""
-        if not trace_state.idle or thread_flags.jax_disable_jit:
+        without pytree flattening; ``MISS`` otherwise. One contiguous Array in, one output of
+        a native entry point out -- the commonest call -- takes the shortest path: its shape
+        finds the entry, whose input dtype and weak type must match."""
+        if len(args) == 1 and type(args[0]) is Array and trace_state.idle \
+                and not thread_flags.jax_disable_jit:
+            x = args[0]
+            v = x._value
+            if v.flags.c_contiguous:
+                entry = self.fast_one.get(v.shape)
+                if entry is not None and entry.in_dtype is v.dtype and entry.in_weak is x.weak_type \
+                        and entry.epoch == config._epoch and not default_device_scoped:
+                    self.stats.trace_hits += 1
+                    out = _new_array(Array)    # (Array(value, weak) without __init__'s frame)
+                    out._value, out.weak_type = entry.native(v)[0], entry.out_weak
+                    return out
+        elif not trace_state.idle or thread_flags.jax_disable_jit:
             return MISS
+        return self._call_keyed(args)
+
+    def _call_keyed(self, args):
         key, vals = _fast_key(args)
-        hit = self.fast.get(key) if key is not None else None
-        if hit is None:
-            return MISS
-        program, native, epoch, device, _ = hit
-        if epoch != config._epoch or (default_device_scoped and device != thread_flags.jax_default_device):
-            return MISS    # made under other flags or for another default device: trace again
+        entry = self.fast.get(key) if key is not None else None
+        if entry is None or entry.epoch != config._epoch or \
+                (default_device_scoped and entry.device != thread_flags.jax_default_device):
+            return MISS    # unseen, or made under other flags or for another default device
         self.stats.trace_hits += 1
+        program, native = entry.program, entry.native
         if native is None:
             outs = program.executable(self.name).call_arrays(list(vals))
         elif program.single:
-            return Array(native(*vals)[0], program.out_avals[0].weak_type)
+            return Array(native(*vals)[0], entry.out_weak)
         else:
             outs = [Array(o, a.weak_type) for o, a in zip(native(*vals), program.out_avals)]
         return outs[0] if program.single else tree_util.tree_unflatten(program.out_tree, outs)
 
     def _remember_fast(self, args, program):
         key, vals = _fast_key(args)
-        if key is not None:
-            # A backend may offer an entry point specialized to these argument types.
-            specialize = getattr(program.executable(self.name), "specialize", None)
-            native = specialize(vals) if specialize else None
-            device = thread_flags.jax_default_device if default_device_scoped else None
-            # The weak type of the one output, when a native entry point makes it alone (the
-            # shortest path of ``call_fast``), else None.
-            single = program.out_avals[0].weak_type if native is not None and program.single else None
-            self.fast[key] = (program, native, config._epoch, device, single)
+        if key is None:
+            return
+        # A backend may offer an entry point specialized to these argument types.
+        specialize = getattr(program.executable(self.name), "specialize", None)
+        native = specialize(vals) if specialize else None
+        device = thread_flags.jax_default_device if default_device_scoped else None
+        entry = FastEntry(program, native, device, args)
+        self.fast[key] = entry
+        if entry.one_array:
+            self.fast_one[args[0]._value.shape] = entry
+
+
+class FastEntry:
+    """What a call with a remembered ``_fast_key`` runs: its program, the backend's entry
+    point specialized to its arguments (or None), the config epoch and default device it
+    was made under (a call under others misses), and -- for one contiguous Array in and one
+    output made by the entry point (``one_array``) -- that input's dtype and weak type."""
+    __slots__ = ("program", "native", "epoch", "device", "out_weak", "one_array", "in_dtype", "in_weak")
+
+    def __init__(self, program, native, device, args):
+        self.program, self.native, self.epoch, self.device = program, native, config._epoch, device
+        self.out_weak = program.out_avals[0].weak_type if program.single else None
+        self.one_array = native is not None and program.single and len(args) == 1 \
+            and type(args[0]) is Array and args[0]._value.flags.c_contiguous
+        one = args[0] if self.one_array else None
+        self.in_dtype = one._value.dtype if one is not None else None
+        self.in_weak = bool(one.weak_type) if one is not None else None
+
+
+_new_array = Array.__new__
 
 
 def _fast_key(args):
     """The fast path's key of positional arguments (None when they are not all Arrays), and
-    their values: one contiguous Array, the commonest call, is keyed by a flat tuple. The
-    config epoch and default device are checked on the entry, not keyed: a call under other
-    ones misses, traces (or finds its program) and is remembered again."""
-    if len(args) == 1 and type(args[0]) is Array and args[0]._value.flags.c_contiguous:
-        v = args[0]._value
-        return (v.shape, v.dtype, args[0].weak_type), (v,)
-    # Otherwise contiguity is part of the key: the specialized entry point takes contiguous
-    # arrays only. A device-resident Array (numjax.cuda.arrays.CudaArray) passes itself on
-    # (``_jit_operand``) and its ``flags.c_contiguous`` sets its signatures apart.
+    their values. The config epoch and default device are checked on the entry, not keyed:
+    a call under other ones misses, traces (or finds its program) and is remembered again.
+    Contiguity is part of the key: the specialized entry point takes contiguous arrays only.
+    A device-resident Array (numjax.cuda.arrays.CudaArray) passes itself on
+    (``_jit_operand``) and its ``flags.c_contiguous`` sets its signatures apart."""
     try:
         vals = [a._value if type(a) is Array else a._jit_operand for a in args]
         key = (tuple([(v.shape, v.dtype, v.flags.c_contiguous) for v in vals]),
@@ -391,6 +425,8 @@ def leaf_signature(x):
         aval = core.get_aval(x)
     except TypeError:
         raise TypeError(f"Argument '{x!r}' of type {type(x)} is not a valid JAX type") from None
+    if aval._sharding is not None:   # sharding in types: traced (and cached) per sharding
+        return (aval.shape, aval.dtype, aval.weak_type, aval._sharding)
     return (aval.shape, aval.dtype, aval.weak_type)
 
 
@@ -426,8 +462,9 @@ def describe_miss(key, previous_keys, arg_names):
 
 
 def _sig_str(sig):
-    shape, dtype, weak = sig
-    return f"{'~' if weak else ''}{np.dtype(dtype).name}{list(shape)}"
+    shape, dtype, weak = sig[:3]
+    text = core.ShapedArray(*sig).str_short() if len(sig) > 3 else f"{np.dtype(dtype).name}{list(shape)}"
+    return ("~" if weak else "") + text
 
 
 def log_compile(fun_name, avals, reason):

@@ -55,6 +55,11 @@ class NonConcreteBooleanIndexError(JAXIndexError):
             f"See {_URL}NonConcreteBooleanIndexError")
 
 
+class ShardingTypeError(Exception):
+    """An operation's result sharding cannot be decided from its operands' (JAX's sharding in
+    types, jax._src.core.ShardingTypeError): give ``out_sharding=`` or use ``auto_axes``."""
+
+
 class UnexpectedTracerError(Exception):
     pass
 

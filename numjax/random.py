@@ -61,6 +61,22 @@ def _float_dtype(name, dtype):
     return dt
 
 
+
+def _out_sharding_kw(sampler):
+    """JAX's ``out_sharding=`` keyword of a sampler: the samples placed (or typed) so; the bits
+    are the same whatever the sharding."""
+    import functools
+
+    @functools.wraps(sampler)
+    def sample(*args, out_sharding=None, **kwargs):
+        out = sampler(*args, **kwargs)
+        if out_sharding is None:
+            return out
+        from .sharding import reshard
+        return reshard(out, out_sharding)
+    return sample
+
+
 def _check_shape(name, shape, *param_shapes):
     if param_shapes:
         merged = jnp.broadcast_shapes(tuple(shape), *map(tuple, param_shapes))
@@ -169,6 +185,7 @@ def fold_in(key, data):
     return return_keys(raw, threefry_fold_in(base, jnp.asarray(data, dtype=np.uint32)))
 
 
+@_out_sharding_kw
 def bits(key, shape=(), dtype=None):
     base, _ = check_prng_key("bits", key)
     dt = _user_dtype("bits", dtype, dtypes.uint32)
@@ -179,6 +196,7 @@ def bits(key, shape=(), dtype=None):
 
 # ---------------------------------------------------------------- continuous samplers
 
+@_out_sharding_kw
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     base, _ = check_prng_key("uniform", key)
     return _uniform(base, _canonical_shape(shape), _float_dtype("uniform", dtype), minval, maxval)
@@ -217,6 +235,7 @@ def _uniform(base, shape, dtype, minval=0.0, maxval=1.0):
     return lax.max(minval, lax.reshape(scaled, shape))
 
 
+@_out_sharding_kw
 def normal(key, shape=(), dtype=None):
     base, _ = check_prng_key("normal", key)
     shape = _canonical_shape(shape)
@@ -240,6 +259,7 @@ def _normal_real(base, shape, dtype):
     return lax.mul(_c(np.sqrt(2), dtype), lax.erf_inv(u))
 
 
+@_out_sharding_kw
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     base, _ = check_prng_key("truncated_normal", key)
     dtype = _float_dtype("truncated_normal", dtype)
@@ -256,6 +276,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     return jnp.clip(out, lo, hi)
 
 
+@_out_sharding_kw
 def bernoulli(key, p=np.float32(0.5), shape=None, mode="low"):
     if mode not in ("high", "low"):
         raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
@@ -489,6 +510,7 @@ def _clip_to(val, dtype):
     return lax.convert_element_type(val, dtype)
 
 
+@_out_sharding_kw
 def randint(key, shape, minval, maxval, dtype=None):
     base, _ = check_prng_key("randint", key)
     dtype = _user_dtype("randint", dtype, dtypes.default_int_dtype())

@@ -20,8 +20,10 @@ makes, not a split of the computation:
   does numjax.  A host value placed by ``in_shardings`` (rather than carrying its sharding)
   gives specs with trailing ``None``s dropped, as JAX's compiler reports them; an argument
   whose own sharding differs from ``in_shardings`` is JAX's ValueError.  Outputs of jitted
-  functions without sharded inputs keep the single-device sharding; eager operations are
-  not propagated (their results are single-device, where JAX's keep the operand's).
+  functions without sharded inputs keep the single-device sharding.  On a mesh with Explicit
+  axes the sharding is part of the value's type (numjax/sharding_types.py): eager ops, jit,
+  grad and make_jaxpr propagate it by JAX's per-primitive rules; on an Auto mesh eager results
+  are single-device (JAX's compiler would pick a sharding).
 * ``lax.with_sharding_constraint`` and ``reshard`` inside a traced function check their
   arguments and are the identity (there is no layout to change in one global program).
 * ``shard_map`` (numjax/shmap.py) really runs per device: the function sees each
@@ -41,9 +43,10 @@ import numpy as np
 
 from .api import SingleDeviceSharding, _sharding_placed as placed
 
-__all__ = ["AbstractMesh", "AxisType", "DuplicateSpecError", "get_abstract_mesh", "IndivisibleError",
-           "Mesh", "NamedSharding", "PartitionSpec", "reshard", "set_mesh", "Shard", "Sharding",
-           "SingleDeviceSharding", "replicated_sharding", "use_mesh", "with_sharding_constraint"]
+__all__ = ["AbstractMesh", "AxisType", "DuplicateSpecError", "auto_axes", "explicit_axes", "get_abstract_mesh",
+           "get_mesh", "IndivisibleError", "Mesh", "NamedSharding", "PartitionSpec", "reshard", "set_mesh", "Shard",
+           "Sharding", "SingleDeviceSharding", "replicated_sharding", "use_abstract_mesh", "use_mesh",
+           "with_sharding_constraint"]
 
 
 class Sharding(abc.ABC):
@@ -73,15 +76,40 @@ class AxisType(enum.Enum):
 
 class PartitionSpec(tuple):
     """How each array axis is split over mesh axes: a mesh axis name, a tuple of names (split
-    over their product, the first outermost) or None (not split)."""
+    over their product, the first outermost) or None (not split).  ``unreduced``: mesh axes
+    over which the value is the sum of the devices' blocks (JAX's unreduced arrays)."""
 
-    def __new__(cls, *partitions):
-        return super().__new__(cls, partitions)
+    def __new__(cls, *partitions, unreduced=frozenset(), reduced=frozenset()):
+        spec = super().__new__(cls, partitions)
+        spec.unreduced, spec.reduced = frozenset(unreduced), frozenset(reduced)
+        return spec
+
+    def __eq__(self, other):
+        return tuple.__eq__(self, other) and getattr(other, "unreduced", frozenset()) == self.unreduced \
+            and getattr(other, "reduced", frozenset()) == self.reduced
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __reduce__(self):
+        return _spec_from, (tuple(self), self.unreduced, self.reduced)
+
+    def __hash__(self):
+        return hash((tuple(self), self.unreduced, self.reduced))
 
     def __repr__(self):
-        return "P" + tuple.__repr__(self)
+        text = tuple.__repr__(self)
+        extra = "".join(f", {name}={{{', '.join(repr(a) for a in sorted(axes))}}}"
+                        for name, axes in (("unreduced", self.unreduced), ("reduced", self.reduced)) if axes)
+        if extra:
+            text = text[:-1].rstrip(",") + extra + ")" if len(self) else "(" + extra[2:] + ")"
+        return "P" + text
 
     __str__ = __repr__
+
+
+def _spec_from(partitions, unreduced, reduced):
+    return PartitionSpec(*partitions, unreduced=unreduced, reduced=reduced)
 
 
 def _axes_of(entry):
@@ -196,6 +224,7 @@ class AbstractMesh:
 
 
 EMPTY_MESH = Mesh([], ())
+EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
 
 
 class Shard:
@@ -256,6 +285,8 @@ class NamedSharding(Sharding):
         return hash(self._key())
 
     def __repr__(self):
+        if isinstance(self.mesh, AbstractMesh):   # a type's sharding: JAX prints no memory kind
+            return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind={self.memory_kind})"
 
 
@@ -384,10 +415,14 @@ def put(x, sharding):
 def attach(arr, sharding, copy=False):
     """``arr`` recording ``sharding``; a new Array when ``copy`` or ``arr`` already has one."""
     from .array import Array
+    placed[0] = True
+    if isinstance(sharding, NamedSharding) and any(t is AxisType.Explicit for t in sharding.mesh.axis_types) \
+            and not getattr(arr, "_on_device", False):
+        from .sharding_types import typed_array
+        return typed_array(arr, sharding)
     if copy or getattr(arr, "_sharding", None) is not None:
         arr = Array(arr._value, arr.weak_type)
     arr._sharding = sharding
-    placed[0] = True
     return arr
 
 
@@ -401,6 +436,7 @@ class _State(threading.local):
     def __init__(self):
         self.meshes = []          # set_mesh's, innermost last
         self.legacy_meshes = []   # ``with mesh:``'s
+        self.abstract_meshes = []  # use_abstract_mesh's (auto_axes/explicit_axes too)
 
 
 _state = _State()
@@ -416,8 +452,32 @@ def current_mesh():
 
 def get_abstract_mesh():
     """The abstract mesh of the mesh set by ``jax.set_mesh`` (the empty mesh without one)."""
+    if _state.abstract_meshes:
+        return _state.abstract_meshes[-1]
     mesh = current_mesh()
-    return AbstractMesh((), ()) if mesh is None else mesh.abstract_mesh
+    return EMPTY_ABSTRACT_MESH if mesh is None else mesh.abstract_mesh
+
+
+class use_abstract_mesh:  # noqa: N801 -- JAX's name
+    """``with jax.sharding.use_abstract_mesh(m):`` the abstract mesh (axis names, sizes and
+    types) seen by tracing in the block; its size must be the current mesh's."""
+
+    def __init__(self, mesh):
+        if not isinstance(mesh, AbstractMesh):
+            raise ValueError(f"Expected an AbstractMesh. Got {type(mesh)}")
+        current = get_abstract_mesh()
+        if not current.empty and current.size != mesh.size:
+            raise ValueError(f"Mesh size should be the same. Got current mesh size {current.size} and "
+                             f"new mesh size {mesh.size}")
+        self.mesh = mesh
+
+    def __enter__(self):
+        _state.abstract_meshes.append(self.mesh)
+        return self.mesh
+
+    def __exit__(self, *exc):
+        _state.abstract_meshes.pop()
+        return False
 
 
 class set_mesh:  # noqa: N801 -- JAX's name; both a statement and a context manager
@@ -443,9 +503,10 @@ class set_mesh:  # noqa: N801 -- JAX's name; both a statement and a context mana
 use_mesh = set_mesh
 
 
-def _as_sharding(sharding_or_spec, what):
+def _as_sharding(sharding_or_spec, what, traced=False):
     if isinstance(sharding_or_spec, PartitionSpec):
-        mesh = current_mesh()
+        # Under a trace a spec names axes of the abstract mesh (use_abstract_mesh may change it).
+        mesh = _state.abstract_meshes[-1] if traced and _state.abstract_meshes else current_mesh()
         if mesh is None:
             raise ValueError(f"Using PartitionSpec when you are not under a mesh context is not allowed. "
                              "Please pass a NamedSharding instance or enter into a mesh context via "
@@ -468,13 +529,26 @@ def _map_leaves(fn, x, shardings):
 
 def reshard(xs, out_shardings):
     """``xs`` placed by ``out_shardings`` (a Sharding, a PartitionSpec under ``set_mesh``, or a
-    pytree prefix of them).  On traced values: the checks, then the identity."""
+    pytree prefix of them).  On traced values: the checks, then (on a mesh with Explicit axes) a
+    new type carrying the sharding, else the identity."""
+    from . import core
+
     def one(leaf, s):
-        s = _as_sharding(s, "reshard")
-        if isinstance(s, NamedSharding):   # JAX reports reshard's spec padded to the rank
-            from . import core
-            rank = len(core.get_aval(leaf).shape) if isinstance(leaf, core.Tracer) else np.ndim(leaf)
-            s = s.with_spec(PartitionSpec(*_padded(s.spec, max(rank, len(s.spec)))))
+        traced = isinstance(leaf, core.Tracer)
+        s = _as_sharding(s, "reshard", traced)
+        if not isinstance(s, NamedSharding):
+            return _constrain(leaf, s, "reshard")
+        rank = len(core.get_aval(leaf).shape) if traced else np.ndim(leaf)
+        # JAX reports reshard's spec padded to the rank.
+        s = NamedSharding(s.mesh, PartitionSpec(*_padded(s.spec, max(rank, len(s.spec))), unreduced=s.spec.unreduced))
+        from . import sharding_types
+        if traced:
+            check_fits(s, core.get_aval(leaf).shape, "reshard")
+            if sharding_types.has_explicit_axes(s.mesh) or core.get_aval(leaf)._sharding is not None:
+                return sharding_types.retype(leaf, s)
+            return leaf
+        if isinstance(s.mesh, AbstractMesh):
+            return sharding_types.retype(leaf, s)
         return _constrain(leaf, s, "reshard")
     return _map_leaves(one, xs, out_shardings)
 
@@ -527,5 +601,15 @@ def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
 
 
 def replicated_sharding(ndim):
-    """``jax.typeof(x).sharding`` outside any mesh: replicated over the empty mesh."""
-    return NamedSharding(EMPTY_MESH, PartitionSpec(*(None,) * ndim))
+    """``jax.typeof(x).sharding`` of a value without one: replicated over the current abstract
+    mesh (the empty one outside ``set_mesh``)."""
+    return NamedSharding(get_abstract_mesh(), PartitionSpec(*(None,) * ndim))
+
+
+def get_mesh():
+    """``jax.sharding.get_mesh()``: the concrete mesh of ``set_mesh`` (the empty mesh without one)."""
+    mesh = current_mesh()
+    return EMPTY_MESH if mesh is None else mesh
+
+
+from .sharding_types import auto_axes, explicit_axes  # noqa: E402  (they use this module)

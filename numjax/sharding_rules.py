@@ -11,8 +11,9 @@ from .array import Array
 from .jaxpr import Literal
 import numpy as np
 
+from . import sharding_types
 from .sharding import (AxisType, IndivisibleError, NamedSharding, PartitionSpec, _axes_of, _padded, _split_count,
-                       attach, check_fits, _map_leaves, sharding_of)
+                       attach, check_fits, current_mesh, _map_leaves, sharding_of)
 
 _REDUCTIONS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
                "reduce_xor", "argmax", "argmin"}
@@ -202,12 +203,18 @@ def place_outputs(jitted, args, kwargs, out, out_shardings, compiler_form=False)
     else:
         arg_leaves = tree_util.leaves_traced((args, kwargs))
     named = [s for s in map(sharding_of, arg_leaves) if s is not None]
-    if not named:
+    if not named and current_mesh() is None:
         return out
     program, leaves = jitted._program(args, kwargs)
     out_leaves, out_tree = tree_util.flatten_traced(out)
     jaxpr = program.closed.jaxpr
     if len(out_leaves) != len(jaxpr.outvars) or len(leaves) != len(jaxpr.invars):
+        return out
+    if any(v.aval._sharding is not None for v in jaxpr.outvars):   # sharding in types
+        mesh = next((s.mesh for s in named if sharding_types.has_explicit_axes(s.mesh)), current_mesh())
+        return out_tree.unflatten([sharding_types.place(o, v.aval, mesh, compiler_form)
+                                  for o, v in zip(out_leaves, jaxpr.outvars)])
+    if not named:
         return out
     mesh = named[0].mesh
     in_specs = [_spec_on(sharding_of(x), mesh, v.aval) for x, v in zip(leaves, jaxpr.invars)]

@@ -34,6 +34,7 @@ import numpy as np
 
 from . import core, tree_util
 from ._src import vma
+from . import sharding_types
 from .sharding import AxisType, NamedSharding, PartitionSpec, _axes_of, _padded, attach, current_mesh, _state
 
 
@@ -56,6 +57,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         for i, (x, spec) in enumerate(zip(leaves, specs)):
             _check_block(f, the_mesh, manual, x, spec, i)
             _check_explicit_input(the_mesh, x, spec)
+        leaves = [sharding_types.untyped(x) for x in leaves]   # the body's blocks are Manual
         stacked = [_stack_blocks(x, spec, the_mesh, manual) for x, spec in zip(leaves, specs)]
         used = [{a for e in spec for a in _axes_of(e)} for spec in specs]
         out_tree, out_vma = [], []
@@ -96,6 +98,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         assembled = [_assemble(o, spec, the_mesh, manual) for o, spec in zip(outs, out_per_leaf)]
         if core._no_trace_active():   # as JAX reports: placed over the mesh by out_specs
             assembled = [attach(o, NamedSharding(the_mesh, spec)) for o, spec in zip(assembled, out_per_leaf)]
+        elif sharding_types.has_explicit_axes(the_mesh):   # typed by out_specs, as JAX's
+            assembled = [sharding_types.retype(o, NamedSharding(the_mesh, spec))
+                         for o, spec in zip(assembled, out_per_leaf)]
         return tree_util.tree_unflatten(tree, assembled)
     return mapped
 

@@ -305,6 +305,39 @@ def test_jit_fast_path_under_transformations_stages():
     np.testing.assert_allclose(np.asarray(g), 2 * np.cos(1.0) * np.ones(3), rtol=1e-6)
 
 
+def test_jit_fast_path_one_shape_many_dtypes_and_weak_types():
+    """The one-Array path finds its entry by shape alone: calls alternating dtypes and weak
+    types of one shape must each get their own program's result, as a first call does."""
+    f = numjax.jit(lambda v: v * 2 + 1)
+    host = np.arange(6).reshape(2, 3)
+    args = [Array(host.astype(np.float32), False), Array(host.astype(np.int32), False),
+            Array(host.astype(np.float32), True), Array(host.astype(np.float32).T.copy().T, False),
+            Array(np.asarray(2.5, np.float32), True), Array(np.asarray(2.5, np.float32), False)]
+    want = [numjax.jit(lambda v: v * 2 + 1)(a) for a in args]   # each a first call: the full path
+    for _ in range(3):
+        for a, w in zip(args, want):
+            same(f(a), w)
+    assert f.stats.trace_misses == 5                   # the Fortran-order copy reuses float32[2,3]
+    assert f.stats.trace_hits == 3 * len(args) - 5
+
+
+def test_jit_scalar_arguments_feed_kernels_and_driver_nodes():
+    """A rank-0 argument read by a kernel and by a driver node, a rank-0 result only
+    returned, and one also read on: all as the unjitted function computes them."""
+    def fun(x, i, v):
+        y = x * 3.0                                    # rank-0 result, only returned
+        z = x + 1.0                                    # rank-0 result read on
+        return y, z * v, lax.dynamic_slice(v, (i,), (2,)) * z, i + 1
+    args = (jnp.float32(1.5), jnp.int32(2), jnp.arange(5.0))
+    f = numjax.jit(fun)
+    for _ in range(2):
+        got = f(*args)
+        with numjax.disable_jit():
+            ref = fun(*args)
+        for g, r in zip(got, ref):
+            same(g, r)
+
+
 # ---------------------------------------------------------------- threads
 
 def test_fast_paths_from_threads():

@@ -1,6 +1,7 @@
 """jit: caching, static arguments, pytrees, lowering inspection, config flags."""
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -145,7 +146,8 @@ def test_lower_as_text_is_the_generated_source():
     # parallel), no intermediate arrays.
     kernels = text.split("# ---- kernel ")[1:]
     assert len(kernels) == 1 and kernels[0].count("for ") == 1 and "numba.prange" in kernels[0]
-    assert text.split("def numjax_selu(")[1].count("k_") == 1
+    # (A small call runs the kernel directly, a large one through run_chunked: one kernel.)
+    assert len(set(re.findall(r"\bk_\w+", text.split("def numjax_selu(")[1]))) == 1
     compiled = lowered.compile()
     np.testing.assert_allclose(np.asarray(compiled(jnp.ones(8))), np.asarray(selu(jnp.ones(8))))
 
@@ -201,7 +203,8 @@ def test_nested_jit_inlines():
     outer = jax.jit(lambda x: inner(x) + 1)
     text = outer.lower(jnp.ones(4)).as_text()
     program = text.split("def numjax__lambda_(")[1].split("return")[0]
-    assert program.count("k_") == 1   # exp and add fused into one kernel across the jit boundary
+    # exp and add fused into one kernel across the jit boundary
+    assert len(set(re.findall(r"\bk_\w+", program))) == 1
     np.testing.assert_allclose(np.asarray(outer(jnp.zeros(4))), 2.0)
     assert "jit[" in str(jax.make_jaxpr(outer)(jnp.ones(4)))
 

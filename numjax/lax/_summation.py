@@ -19,7 +19,12 @@ of a contiguous array, or all of them):
   row-major order, starting from the identity.
 
 A reduction over axes that are not trailing combines the reduced elements of each output
-one at a time, in row-major order of the operand.
+one at a time, in row-major order of the operand; except that when it reduces the leading axis
+and keeps the last one (of size > 1), the leading axis is cut into blocks of
+``leading_block_rows(n)`` rows (more than one block only for n > LEADING_MIN_ROWS): each block
+is reduced that way from the identity, and the blocks' results are then combined one at a time
+in order.  The blocks depend on the shape only, so the compiled loops reduce them on several
+threads without the result depending on the thread count.
 
 This is not XLA's CPU order (which tiles reductions into windows of 32 below a few thousand
 elements and above that uses a vectorized emitter whose order follows the machine's vector
@@ -32,6 +37,13 @@ LANES = 8   # the partial results of each row (the compiled loop's unroll factor
 _WIDE = 256  # rows x LANES from which each reduction step takes one group of every row
 _BLOCK = 1 << 16  # elements per block of the few-rows path
 _KERNEL_MIN = 1 << 15  # from this size on, a compiled kernel computes the rows (same order)
+LEADING_MIN_ROWS = 64   # a leading-axis reduction over more rows than this is cut into blocks
+LEADING_BLOCKS = 16     # ... of at least LEADING_MIN_ROWS rows, at most this many blocks
+
+
+def leading_block_rows(n):
+    """Rows per block of a reduction over a leading axis of ``n`` rows (see above)."""
+    return max(LEADING_MIN_ROWS, -(-n // LEADING_BLOCKS))
 
 
 def ordered_reduce(ufunc, identity, v, axes):
@@ -56,7 +68,12 @@ def ordered_reduce(ufunc, identity, v, axes):
         if kept and kept[-1] == v.ndim - 1 and v.shape[-1] > 1:
             # The innermost axis is kept: numpy adds whole rows of it at a time, in row-major
             # order of the reduced indices (a contiguous operand's memory order).
-            return ufunc.reduce(np.ascontiguousarray(v), axis=axes, initial=start)
+            v = np.ascontiguousarray(v)
+            rows = leading_block_rows(v.shape[0]) if axes[0] == 0 else v.shape[0]
+            parts = [ufunc.reduce(v[b:b + rows], axis=axes, initial=start) for b in range(0, v.shape[0], rows)]
+            for part in parts[1:]:
+                parts[0] = ufunc(parts[0], part)
+            return parts[0]
         w = np.transpose(v, kept + sorted(axes)).reshape(int(np.prod(kept_shape)), -1)
         return _in_sequence(ufunc, start, w).reshape(kept_shape)
 

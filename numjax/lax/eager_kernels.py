@@ -111,3 +111,23 @@ def _choose_runner(prim, impl, args, params):
 
 if _choose_runner not in _base.eager_variants:
     _base.eager_variants.append(_choose_runner)
+
+
+def ordered_vector_reducer(dtype, product):
+    """``reduce(v) -> 0-d ndarray``: the sum (``product``: the product) of a 1-d float32 or
+    float64 ndarray in numjax's summation order (lax/_summation.py), by the kernel that
+    reduce_sum/reduce_prod's eager rule runs on large rows (the same order as on small ones),
+    without the rule's axis handling; None for other dtypes."""
+    dtype = np.dtype(dtype)
+    if dtype != np.float32 and dtype != np.float64:
+        return None
+    from .. import dispatch   # lazy: numjax imports without Numba
+    kernel = dispatch.cpu_library("kernels")._ordered_rows
+    start, product = dtype.type(1 if product else 0), bool(product)
+
+    def reduce(v):
+        row = v.reshape(1, -1)
+        if not row.flags.c_contiguous:     # (a strided view: the kernel's one layout)
+            row = np.ascontiguousarray(row)
+        return kernel(row, start, product).reshape(())
+    return reduce

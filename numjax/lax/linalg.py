@@ -92,8 +92,11 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     if preferred_element_type is not None:
         preferred = np.dtype(dtypes.check_user_dtype(preferred_element_type, "dot"))
         result = _upcast(result, preferred)
+    if out_sharding is not None:
+        from ..sharding_types import requested_sharding
+        out_sharding = requested_sharding(out_sharding)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
-                              preferred_element_type=result, out_sharding=None)
+                              preferred_element_type=result, out_sharding=out_sharding)
 
 
 def _precision_rank(dt):
@@ -160,18 +163,38 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision=None,
     kw = dict(precision=precision, preferred_element_type=preferred_element_type, out_sharding=out_sharding)
     outs = [None, None]
     if ad.is_undefined(lhs):
-        res = _dot_or_scale(ct, rhs, ((ct_rf, tuple(rfree)), (ct_b, tuple(rb))), kw)
         rc_sorted = sorted(range(len(rc)), key=lambda k: rc[k])
         order = list(lb) + lfree + [lc[k] for k in rc_sorted]
+        res = _dot_or_scale(ct, rhs, ((ct_rf, tuple(rfree)), (ct_b, tuple(rb))), _typed_like(kw, lhs_aval, order, _mesh(ct), _mesh(rhs_aval)))
         res = transpose(res, tuple(int(i) for i in np.argsort(order)))
         outs[0] = _cast(res, lhs_aval.dtype)
     if ad.is_undefined(rhs):
-        res = _dot_or_scale(lhs, ct, ((tuple(lfree), ct_lf), (tuple(lb), ct_b)), kw)
         lc_sorted = sorted(range(len(lc)), key=lambda k: lc[k])
         order = list(rb) + [rc[k] for k in lc_sorted] + rfree
+        res = _dot_or_scale(lhs, ct, ((tuple(lfree), ct_lf), (tuple(lb), ct_b)), _typed_like(kw, rhs_aval, order, _mesh(ct), _mesh(lhs_aval)))
         res = transpose(res, tuple(int(i) for i in np.argsort(order)))
         outs[1] = _cast(res, rhs_aval.dtype)
     return outs
+
+
+def _typed_like(kw, aval, order, *meshes):
+    """``kw`` asking, when the operand's type carries a sharding, for the cotangent to have it
+    (before the transpose by ``order``), as JAX's transpose rule does: a contraction over a
+    sharded dimension would otherwise be ambiguous."""
+    s = aval._sharding
+    from ..sharding import NamedSharding, PartitionSpec
+    if s is None:   # replicated, when the other operands are typed (then the mesh is theirs)
+        mesh = next((m for m in meshes if m is not None), None)
+        if mesh is None:
+            return kw
+        s = NamedSharding(mesh, PartitionSpec())
+    spec = tuple(s.spec) + (None,) * (aval.ndim - len(s.spec))
+    return dict(kw, out_sharding=NamedSharding(s.mesh, PartitionSpec(*(spec[d] for d in order))))
+
+
+def _mesh(x):
+    s = (x if isinstance(x, ShapedArray) else get_aval(x))._sharding
+    return None if s is None else s.mesh
 
 
 def _dot_or_scale(a, b, dimension_numbers, kw):

@@ -116,16 +116,19 @@ def _reshape_abstract(x, *, new_sizes, dimensions=None, sharding=None):
 reshape_p = make_primitive("reshape", _reshape_impl, _reshape_abstract)
 
 
-def reshape(operand, new_sizes, dimensions=None):
+def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     new_sizes = tuple(int(d) for d in new_sizes)
     if any(d < 0 for d in new_sizes):
         raise TypeError(f"reshape new_sizes must all be positive, got {new_sizes}. lax.reshape takes no -1 "
                         "(unknown) sizes; jnp.reshape does.")
     aval = get_aval(operand)
-    if aval.shape == new_sizes and dimensions is None:
+    if aval.shape == new_sizes and dimensions is None and out_sharding is None:
         return operand
+    if out_sharding is not None:
+        from ..sharding_types import requested_sharding
+        out_sharding = requested_sharding(out_sharding)
     return reshape_p.bind(operand, new_sizes=new_sizes,
-                          dimensions=None if dimensions is None else tuple(dimensions), sharding=None)
+                          dimensions=None if dimensions is None else tuple(dimensions), sharding=out_sharding)
 
 
 # ---------------------------------------------------------------- transpose, squeeze, rev

@@ -1,5 +1,6 @@
 """numjax.numpy: NumPy's API with JAX's semantics, written over numjax.lax."""
 import builtins
+import math as _math
 import operator
 
 import numpy as _np
@@ -8,6 +9,11 @@ from .. import _prng, core, dtypes as _dtypes, lax
 from ..array import Array, ArrayType
 from ..core import get_aval
 from ..lax.elementwise import _UNARY_PRIMS
+from .._fp_quiet import call as _quiet_call
+
+# (dtype objects for the eager short paths: comparing a dtype with np.float32 itself converts
+# that on every call)
+_BOOL, _F32, _F64 = _np.dtype(_np.bool_), _np.dtype(_np.float32), _np.dtype(_np.float64)
 from ._util import (asarray_leaf, broadcast_shapes_checked, canonicalize_axis, promote_args,
                     promote_args_inexact, promote_dtypes, promote_shapes, reduction_axes)
 
@@ -200,23 +206,34 @@ def _full(shape, fill_value, dtype, weak=False, fun_name="full"):
     return lax.broadcast(fv, shape) if get_aval(fv).ndim == 0 else broadcast_to(fv, shape)
 
 
-def zeros(shape, dtype=None):
-    return _full(shape, 0, _dtypes.default_float_dtype() if dtype is None else dtype,
-                 fun_name="zeros")
+def zeros(shape, dtype=None, *, device=None, out_sharding=None):
+    return _placed(_full(shape, 0, _dtypes.default_float_dtype() if dtype is None else dtype,
+                         fun_name="zeros"), device, out_sharding)
 
 
-def ones(shape, dtype=None):
-    return _full(shape, 1, _dtypes.default_float_dtype() if dtype is None else dtype,
-                 fun_name="ones")
+def ones(shape, dtype=None, *, device=None, out_sharding=None):
+    return _placed(_full(shape, 1, _dtypes.default_float_dtype() if dtype is None else dtype,
+                         fun_name="ones"), device, out_sharding)
 
 
-def full(shape, fill_value, dtype=None):
-    return _full(shape, fill_value, dtype)
+def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
+    return _placed(_full(shape, fill_value, dtype), device, out_sharding)
 
 
-def empty(shape, dtype=None):
-    return _full(shape, 0, _dtypes.default_float_dtype() if dtype is None else dtype,
-                 fun_name="empty")
+def empty(shape, dtype=None, *, device=None, out_sharding=None):
+    return _placed(_full(shape, 0, _dtypes.default_float_dtype() if dtype is None else dtype,
+                         fun_name="empty"), device, out_sharding)
+
+
+def _placed(x, device, out_sharding):
+    """A creation function's result placed as its ``device=`` / ``out_sharding=`` say."""
+    if out_sharding is not None:
+        from ..sharding import reshard
+        return reshard(x, out_sharding)
+    if device is not None:
+        from ..api import device_put
+        return device_put(x, device)
+    return x
 
 
 def _like_aval(a):
@@ -331,22 +348,41 @@ def _unary(prim_fn, inexact=False, name=None):
     prim = getattr(lax, (name or prim_fn.__name__) + "_p", None) or _UNARY_PRIMS.get(prim_fn.__name__)
     impl = core.impl_rules.get(prim)
 
-    runners = {}
+    runners = {}     # dtype -> the eager short path (_unary_runner), or False
+    trace_state = core.trace_state
 
     def fn(x, /):
-        out = _eager_fast(runners, prim, x)
-        if out is not None:
-            return out
-        if type(x) is Array and impl is not None and _dtypes.kind(x._value.dtype) in "fc" and core._no_trace_active():
-            # eager fast path: no promotion needed for inexact inputs.  The rule is looked up
-            # now: the bfloat16 wrapper (lax/low_precision.py) is installed after this module.
-            return core.impl_rules[prim](x)
+        if type(x) is Array and trace_state.idle:
+            run = runners.get(x._value.dtype)
+            if run is None:
+                run = runners[x._value.dtype] = _unary_runner(prim, impl, x._value.dtype)
+            if run:
+                return run(x)
         x = asarray_leaf(x)
         if inexact:
             (x,) = promote_args_inexact(name, x)
         return prim_fn(x)
     fn.__name__ = name or prim_fn.__name__
     return fn
+
+
+def _unary_runner(prim, impl, dt):
+    """The eager short path of a jnp unary function on a concrete Array of ``dt``, or False:
+    lax/eager_kernels.py's runner, else for the other inexact dtypes (complex, float16,
+    bfloat16: no promotion needed) the primitive's eager rule itself."""
+    if prim is None:
+        return False
+    run = lax.eager_kernels.unary_runner(prim, dt)
+    if run is not None:
+        return run
+    if impl is None or _dtypes.kind(dt) not in "fc":
+        return False
+
+    def run_rule(x):
+        # (the rule is looked up on the call: the bfloat16 wrapper, lax/low_precision.py, is
+        # installed after this module)
+        return core.impl_rules[prim](x)
+    return run_rule
 
 
 def _binary(prim_fn, name, inexact=False):
@@ -402,6 +438,9 @@ def _zero_like(x):
 
 
 def logical_not(x, /):
+    if type(x) is Array and x._value.dtype == _BOOL and core.trace_state.idle:
+        out = _np.logical_not(x._value)      # (bitwise_not's eager rule on bools; weak as x)
+        return Array(out if type(out) is _np.ndarray else _np.asarray(out), x.weak_type)
     return lax.bitwise_not(_to_bool(asarray_leaf(x)))
 
 
@@ -497,6 +536,15 @@ def _fmod(x, y):
 def power(x, y, /):
     # A concrete integer scalar exponent (Python int, numpy or numjax 0-d integer) takes
     # lax.integer_pow, as in JAX; bool bases become int32 there.
+    if type(x) is Array:
+        if type(y) is int:
+            out = _eager_paths.integer_pow(x, y)
+            if out is not None:
+                return out
+        elif type(y) is float and not x.weak_type and core.trace_state.idle and (
+                x._value.dtype == _F32 or x._value.dtype == _F64):
+            # lax.pow's eager rule with the weak scalar in x's dtype (jnp's promotion, skipped)
+            return core.impl_rules[lax.pow_p](x, Array(_quiet_call(_np.asarray, y, x._value.dtype), True))
     y_int = _concrete_index(y)
     if y_int is not None:
         x = asarray_leaf(x)
@@ -623,6 +671,10 @@ def _full_scalar(v, like):
 
 
 def square(x, /):
+    if type(x) is Array:
+        out = _eager_paths.integer_pow(x, 2)
+        if out is not None:
+            return out
     x, = _promote_args_numeric("square", x)
     return lax.integer_pow(x, 2)
 
@@ -632,12 +684,21 @@ def reciprocal(x, /):
     return lax.integer_pow(x, -1)
 
 
+_FLOOR_RUNNERS, _CEIL_RUNNERS = {}, {}
+
+
 def floor(x, /):
+    out = _eager_fast(_FLOOR_RUNNERS, lax.floor_p, x)
+    if out is not None:
+        return out
     x = asarray_leaf(x)
     return x if _dtypes.kind(get_aval(x).dtype) in "iub" else lax.floor(x)
 
 
 def ceil(x, /):
+    out = _eager_fast(_CEIL_RUNNERS, lax.ceil_p, x)
+    if out is not None:
+        return out
     x = asarray_leaf(x)
     return x if _dtypes.kind(get_aval(x).dtype) in "iub" else lax.ceil(x)
 
@@ -704,6 +765,10 @@ def isfinite(x, /):
 
 
 def isnan(x, /):
+    if type(x) is Array and x._value.dtype.kind == "f" and core.trace_state.idle:
+        # ne(x, x) eagerly: numpy's isnan (the same bits, one pass); weak as the comparison
+        out = _np.isnan(x._value)
+        return Array(out if type(out) is _np.ndarray else _np.asarray(out), x.weak_type)
     x = asarray_leaf(x)
     return lax.ne(x, x)
 
@@ -744,6 +809,10 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     if x is None or y is None:
         raise TypeError(f"where requires ndarray or scalar arguments, got {type(None)} at position "
                         f"{1 if x is None else 2}.")
+    if type(condition) is Array:
+        res = _eager_paths.where(condition, x, y)
+        if res is not None:
+            return res
     from .._prng import PRNGKeyArray
     if isinstance(x, PRNGKeyArray) and isinstance(y, PRNGKeyArray):
         # Typed keys select their key data (the trailing axis of 2 words rides along).
@@ -803,6 +872,10 @@ def _int_sum_promote(a):
 
 def _arg_reduction(name, lax_fn):
     def fn(a, axis=None, out=None, keepdims=False):
+        if type(a) is Array and axis is None and out is None and keepdims is False:
+            res = _eager_paths.whole_reduction(name, a)
+            if res is not None:
+                return res
         a = asarray_leaf(a)
         # With axis=None, keepdims keeps every dim of the input as size 1 (none for a 0-d input).
         kept_shape = (1,) * get_aval(a).ndim if axis is None else None
@@ -856,16 +929,26 @@ cumprod = _cumulative("cumprod", lax.cumprod)
 
 # ---------------------------------------------------------------- linear algebra
 
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
+    if type(a) is Array and type(b) is Array and precision is None and preferred_element_type is None \
+            and out_sharding is None:
+        res = _eager_paths.dot_vectors(a, b)
+        if res is not None:
+            return res
     a, b = promote_dtypes(a, b)
     la, lb = get_aval(a), get_aval(b)
     if la.ndim == 0 or lb.ndim == 0:
         return multiply(a, b)
     contract = ((la.ndim - 1,), (builtins.max(lb.ndim - 2, 0),))
-    return lax.dot_general(a, b, (contract, ((), ())), precision, preferred_element_type)
+    return lax.dot_general(a, b, (contract, ((), ())), precision, preferred_element_type, out_sharding)
 
 
-def matmul(a, b, *, precision=None, preferred_element_type=None):
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
+    if type(a) is Array and type(b) is Array and precision is None and preferred_element_type is None \
+            and out_sharding is None:
+        res = _eager_paths.dot_vectors(a, b)     # (two vectors: the same contraction as dot's)
+        if res is not None:
+            return res
     a, b = promote_dtypes(a, b)
     la, lb = get_aval(a), get_aval(b)
     if la.ndim == 0 or lb.ndim == 0:
@@ -875,7 +958,12 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         if la.shape[-1] != lb.shape[0]:
             raise TypeError(f"dot_general requires contracting dimensions to have the same shape, "
                             f"got ({la.shape[-1]},) and ({lb.shape[0]},).")
-        return lax.dot_general(a, b, (((la.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
+        return lax.dot_general(a, b, (((la.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type,
+                               out_sharding)
+    if out_sharding is not None:   # through the batched product, then placed as asked
+        from ..sharding import reshard
+        return reshard(matmul(a, b, precision=precision, preferred_element_type=preferred_element_type),
+                       out_sharding)
     a2 = a if la.ndim > 1 else lax.expand_dims(a, (0,))
     b2 = b if lb.ndim > 1 else lax.expand_dims(b, (1,))
     try:
@@ -939,7 +1027,7 @@ def _check_order(order, k_message=None):
         raise ValueError(f"Unexpected value for 'order' argument: {order}.")
 
 
-def reshape(a, shape=None, order="C", *, newshape=None):
+def reshape(a, shape=None, order="C", *, newshape=None, out_sharding=None):
     _check_order(order)
     a = asarray_leaf(a)
     shape = newshape if shape is None else shape
@@ -962,7 +1050,7 @@ def reshape(a, shape=None, order="C", *, newshape=None):
         # Column-major: reading and writing with the axes reversed is a row-major reshape.
         flipped = lax.reshape(transpose(a), shape[::-1])
         return transpose(flipped)
-    return lax.reshape(a, shape)
+    return lax.reshape(a, shape, out_sharding=out_sharding)
 
 
 def ravel(a, order="C"):
@@ -1106,9 +1194,10 @@ def _atleast_2d_one(x):
 
 
 def astype(x, dtype, copy=False):
-    from .._prng import PRNGKeyArray
-    if isinstance(x, PRNGKeyArray) and dtype == x.dtype:
-        return x
+    if type(x) is not Array:
+        from .._prng import PRNGKeyArray
+        if isinstance(x, PRNGKeyArray) and dtype == x.dtype:
+            return x
     return lax._convert_element_type(asarray_leaf(x), _dtypes.check_user_dtype(dtype, "astype"), False)
 
 
@@ -1116,6 +1205,7 @@ def astype(x, dtype, copy=False):
 
 
 from ._indexing import getitem as _getitem  # noqa: E402
+from . import _eager_paths  # noqa: E402
 from . import _operators  # noqa: E402,F401  (installs Array/Tracer operators)
 # Eager max/min of an Array and an Array or scalar: the short path of the operators, computing
 # what lax.max/min's eager rule computes (NaN propagates; +0 is the max of +0 and -0).
@@ -1126,12 +1216,30 @@ def _extremum(ufunc, is_max):
         out = ufunc(x, y)
         if x.dtype.kind != "f" or (y.ndim == 0 and float(y) != 0.0) or (x.ndim == 0 and float(x) != 0.0):
             return out      # no two zeros to order (a nonzero or NaN scalar side: cheap to see)
+        zero = y if _plus_zero(y) else x if _plus_zero(x) else None
+        if is_max and zero is not None:
+            # max with +0 (a ReLU): every zero result is +0, which adding +0 makes of a -0
+            # numpy may have kept; nonzero results and NaNs add +0 unchanged
+            return _np.add(out, zero, out=out) if type(out) is _np.ndarray else _np.add(out, zero)
         return fix(out, x, y, is_max)
     return compute
 
 
+def _plus_zero(a):
+    """Whether ``a`` is a 0-d +0.0 (its being zero checked already)."""
+    return a.ndim == 0 and _math.copysign(1.0, float(a)) > 0
+
+
 maximum = _operators.fast_binary_function(_extremum(_np.maximum, True), maximum)
 minimum = _operators.fast_binary_function(_extremum(_np.minimum, False), minimum)
+bitwise_and = _operators.fast_binary_function(_np.bitwise_and, bitwise_and, _operators.BITWISE_KINDS)
+bitwise_or = _operators.fast_binary_function(_np.bitwise_or, bitwise_or, _operators.BITWISE_KINDS)
+bitwise_xor = _operators.fast_binary_function(_np.bitwise_xor, bitwise_xor, _operators.BITWISE_KINDS)
+
+
+logical_and = _eager_paths.logical_pair(bitwise_and, logical_and)
+logical_or = _eager_paths.logical_pair(bitwise_or, logical_or)
+logical_xor = _eager_paths.logical_pair(bitwise_xor, logical_xor)
 from ._reductions import *  # noqa: E402,F401,F403
 from ._elementwise import *  # noqa: E402,F401,F403
 from ._shape_ops import *  # noqa: E402,F401,F403

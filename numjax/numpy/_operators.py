@@ -1,4 +1,6 @@
 """Python operators and array methods on Arrays and Tracers, routed through numjax.numpy."""
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -31,7 +33,7 @@ def _install():
         "__lt__": jnp.less, "__le__": jnp.less_equal, "__gt__": jnp.greater,
         "__ge__": jnp.greater_equal, "__eq__": jnp.equal, "__ne__": jnp.not_equal,
         "__neg__": jnp.negative, "__pos__": jnp.positive, "__abs__": jnp.absolute,
-        "__invert__": lambda x: jnp.logical_not(x) if x.dtype == bool else _invert(x),
+        "__invert__": _invert_operator,
         "__getitem__": jnp._getitem,
         "__divmod__": _late_binary("divmod"), "__rdivmod__": _late_binary("divmod", True),
         "__round__": _round_operator,
@@ -60,6 +62,8 @@ def _install():
     core.Tracer.tolist = _tracer_tolist
     for name, (ufunc, reflected) in _FAST_BINARY.items():
         setattr(Array, name, _fast_binary(ufunc, ops[name], reflected))
+    for name, (ufunc, reflected) in _FAST_BITWISE.items():
+        setattr(Array, name, _fast_binary(ufunc, ops[name], reflected, BITWISE_KINDS))
     Array.__hash__ = _unhashable
     core.Tracer.__hash__ = _unhashable
     if not hasattr(core.Tracer, "block_until_ready"):
@@ -84,8 +88,9 @@ _FAST_BINARY = {
     "__truediv__": (np.true_divide, False), "__rtruediv__": (np.true_divide, True),
     "__lt__": (np.less, False), "__le__": (np.less_equal, False),
     "__gt__": (np.greater, False), "__ge__": (np.greater_equal, False),
+    "__eq__": (np.equal, False), "__ne__": (np.not_equal, False),
 }
-_COMPARE = {np.less, np.less_equal, np.greater, np.greater_equal}
+_COMPARE = {np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal}
 
 # How an Array combines with the other operand, made once per key and operator by
 # ``dtypes.promote``: None where the full path runs (bools, complex, integer overflow checks,
@@ -93,50 +98,74 @@ _COMPARE = {np.less, np.less_equal, np.greater, np.greater_equal}
 #   Array: (dtype, weak type of each operand) -> (dtype, weak, cast self, cast other).
 #   Python scalar: (Array's dtype and weak type, the scalar, its type, x64) -> (dtype, weak,
 #   the scalar as a read-only 0-d array of the result dtype, cast self). (numpy combines an
-#   array with a 0-d array faster than with a numpy scalar.) Floats equal to zero (0.0 and
-#   -0.0 are equal keys) and NaN (never an equal key) are planned on every call instead.
+#   array with a 0-d array faster than with a numpy scalar.) Floats equal to zero are keyed
+#   by their sign (0.0 and -0.0 are equal keys); NaN (never an equal key) is planned on every
+#   call. An integer scalar joins an integer array when it fits both the default integer type
+#   and the result's (where JAX raises OverflowError, or wraps, the full path runs).
 _SCALAR_PLANS_MAX = 4096
 _MISSING = object()
 
 
-def _result(self_dt, self_weak, other_dt, other_weak, scalar_type, numpy_kinds):
+def _result(self_dt, self_weak, other_dt, other_weak, numpy_kinds):
     """(dtype, weak type) of the result, or (None, None) for the full path. ``numpy_kinds``:
     the kinds (by numpy's own letters) the operation may compute directly -- division and
     max/min leave ml_dtypes' narrow floats to the full path, which computes them in float32
     and rounds as XLA does."""
     dt, weak = dtypes.promote((self_dt, self_weak), (other_dt, other_weak))
     kind = dtypes.kind(dt)
-    if kind not in "fiu" or (scalar_type is int and kind in "iu") or dt.kind not in numpy_kinds:
+    if kind not in "fiub" or dt.kind not in numpy_kinds:
         return None, None
     return dt, weak
 
 
+def _int_fits(value, *dts):
+    for dt in dts:
+        if dt.kind in "iu":
+            info = np.iinfo(dt)
+            if not info.min <= value <= info.max:
+                return False
+    return True
+
+
 def _array_plan(plans, key, numpy_kinds):
     self_dt, self_weak, other_dt, other_weak = key
-    dt, weak = _result(self_dt, self_weak, other_dt, other_weak, Array, numpy_kinds)
+    dt, weak = _result(self_dt, self_weak, other_dt, other_weak, numpy_kinds)
     plan = plans[key] = None if dt is None else (dt, weak, self_dt != dt, other_dt != dt)
     return plan
 
 
-def _scalar_plan(plans, self_dt, self_weak, value, t, x64, numpy_kinds):
+def _scalar_plan(plans, self_dt, self_weak, value, key_value, t, x64, numpy_kinds):
     other_dt = dtypes.default_float_dtype() if t is float else dtypes.default_int_dtype()
-    dt, weak = _result(self_dt, self_weak, other_dt, True, t, numpy_kinds)
-    if dt is None:
+    dt, weak = _result(self_dt, self_weak, other_dt, True, numpy_kinds)
+    if dt is None or (t is int and not _int_fits(value, other_dt, dt)):
         plan = None
     else:
-        scalar = np.asarray(dt.type(value))
+        from .._fp_quiet import call as quiet_call
+        scalar = quiet_call(np.asarray, value, dt)    # (1e300 as float32: inf, silently as in JAX)
         scalar.setflags(write=False)
         plan = (dt, weak, scalar, self_dt != dt)
-    if t is int or (value == value and value != 0.0):
+    if value == value:
         if len(plans) >= _SCALAR_PLANS_MAX:
             plans.clear()
-        plans[(self_dt, self_weak, value, t, x64)] = plan
+        plans[(self_dt, self_weak, key_value, t, x64)] = plan
     return plan
+
+
+def _zero_key(value):
+    """The plans' key of a float equal to zero: its sign as a string."""
+    return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
 
 
 # numpy's own kinds: ml_dtypes' narrow floats ("V" to numpy) take the full path, which
 # computes them in float32 and rounds as XLA does (and keeps their loops off this path).
+# (Bools only for the bitwise operators: arithmetic rejects or redefines them.)
 _NUMPY_KINDS = "fiu"
+BITWISE_KINDS = "biu"
+_FAST_BITWISE = {
+    "__and__": (np.bitwise_and, False), "__rand__": (np.bitwise_and, True),
+    "__or__": (np.bitwise_or, False), "__ror__": (np.bitwise_or, True),
+    "__xor__": (np.bitwise_xor, False), "__rxor__": (np.bitwise_xor, True),
+}
 
 
 def _fast_binary(ufunc, slow, reflected, numpy_kinds=_NUMPY_KINDS):
@@ -154,13 +183,11 @@ def _fast_binary(ufunc, slow, reflected, numpy_kinds=_NUMPY_KINDS):
             return slow(self, other)
         sv = self._value
         if t is float or t is int:
-            if t is int or (other == other and other != 0.0):
-                plan = scalar_plans.get((sv.dtype, self.weak_type, other, t, config.jax_enable_x64), _MISSING)
-            else:
-                plan = _MISSING
+            kv = other if t is int or other != 0.0 else _zero_key(other)
+            plan = scalar_plans.get((sv.dtype, self.weak_type, kv, t, config.jax_enable_x64), _MISSING)
             if plan is _MISSING:
-                plan = _scalar_plan(scalar_plans, sv.dtype, self.weak_type, other, t, config.jax_enable_x64,
-                                    numpy_kinds)
+                plan = _scalar_plan(scalar_plans, sv.dtype, self.weak_type, other, kv, t,
+                                    config.jax_enable_x64, numpy_kinds)
             if plan is None:
                 return slow(self, other)
             dt, weak, ov, cast = plan
@@ -174,11 +201,11 @@ def _fast_binary(ufunc, slow, reflected, numpy_kinds=_NUMPY_KINDS):
                 return slow(self, other)
             dt, weak, cast, cast_other = plan
             if cast_other:
-                ov = ov.astype(dt)
+                ov = quiet_call(ov.astype, dt)     # (int32 to float16: inf, silently as in JAX)
         else:
             return slow(self, other)
         if cast:
-            sv = sv.astype(dt)
+            sv = quiet_call(sv.astype, dt)
         # inf - inf, overflow, NaN compared (bfloat16's loops flag it): no numpy warnings, as JAX
         try:
             out = quiet_run(ufunc, ov, sv) if reflected else quiet_run(ufunc, sv, ov)
@@ -192,13 +219,13 @@ def _fast_binary(ufunc, slow, reflected, numpy_kinds=_NUMPY_KINDS):
     return op
 
 
-def fast_binary_function(compute, slow):
+def fast_binary_function(compute, slow, numpy_kinds=_NUMPY_KINDS):
     """The jnp binary function ``slow`` with the operators' short eager path in front, for an
-    Array with an Array or Python scalar (either side) of numpy's own dtypes: ``compute``
-    takes the two numpy values, converted to the result dtype, and is the primitive's eager
-    rule's own computation."""
-    op = _fast_binary(compute, slow, False)
-    reflected = _fast_binary(compute, lambda a, b: slow(b, a), True)
+    Array with an Array or Python scalar (either side) of numpy's own dtypes (of
+    ``numpy_kinds``): ``compute`` takes the two numpy values, converted to the result dtype,
+    and is the primitive's eager rule's own computation."""
+    op = _fast_binary(compute, slow, False, numpy_kinds)
+    reflected = _fast_binary(compute, lambda a, b: slow(b, a), True, numpy_kinds)
 
     def fn(x, y, /):
         if type(x) is Array:
@@ -223,6 +250,26 @@ def _late_method(name):
 
     def method(self, *args, **kwargs):
         return getattr(jnp, name)(self, *args, **kwargs)
+    method.__name__ = name
+    if name in _WHOLE_REDUCTIONS:
+        return _reduction_method(name, method)
+    return method
+
+
+# Methods whose argument-free eager call on an Array takes the whole-array reduction's short
+# path (numpy/_eager_paths.py) without going through the jnp function.
+_WHOLE_REDUCTIONS = ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any")
+
+
+def _reduction_method(name, general):
+    from . import _eager_paths as paths
+
+    def method(self, *args, **kwargs):
+        if not args and not kwargs and type(self) is Array:
+            res = paths.whole_reduction(name, self)
+            if res is not None:
+                return res
+        return general(self, *args, **kwargs)
     method.__name__ = name
     return method
 
@@ -295,6 +342,15 @@ def _unhashable(self):
     raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
 
+def _invert_operator(x):
+    import numjax.numpy as jnp
+    if type(x) is Array and core.trace_state.idle and x._value.dtype.kind in "biu":
+        # lax.bitwise_not's eager rule (logical_not of bools), without the bind; weak as x
+        out = np.invert(x._value)
+        return Array(out if type(out) is np.ndarray else np.asarray(out), x.weak_type)
+    return jnp.logical_not(x) if x.dtype == bool else _invert(x)
+
+
 def _invert(x):
     import numjax.lax as lax
     return lax.bitwise_not(x)
@@ -310,11 +366,11 @@ def _late_binary(name, reflected=False):
     return op
 
 
-def _reshape_method(self, *shape, order="C"):
+def _reshape_method(self, *shape, order="C", out_sharding=None):
     import numjax.numpy as jnp
     if len(shape) == 1:
         shape = shape[0]
-    return jnp.reshape(self, shape, order=order)
+    return jnp.reshape(self, shape, order=order, out_sharding=out_sharding)
 
 
 def _compress_method(self, condition, axis=None, *, size=None, fill_value=0, out=None):

@@ -6,6 +6,7 @@ import numpy as np
 from .. import dtypes, lax
 from ..array import Array
 from ..core import get_aval
+from . import _eager_paths
 from . import (_int_sum_promote, _to_bool, argmax, argmin, cumprod, cumsum, isnan, logical_not,
                maximum, minimum, add, multiply, sqrt, broadcast_to, where as _where3)
 from ._util import (asarray_leaf, canonicalize_axis, promote_args_inexact, promote_dtypes, reduction_axes,
@@ -80,23 +81,46 @@ def _bool_safe(prim_or, prim):
     return fn
 
 
+def _defaults(a, axis, out, keepdims, where, initial=None, dtype=None, promote_integers=True):
+    """Whether a reduction may take the eager short path (numpy/_eager_paths.py): a plain Array
+    reduced over every axis with no other argument."""
+    return (type(a) is Array and axis is None and out is None and keepdims is False and where is None
+            and initial is None and dtype is None and promote_integers is True)
+
+
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,  # noqa: A001
         promote_integers=True):
+    if _defaults(a, axis, out, keepdims, where, initial, dtype, promote_integers):
+        res = _eager_paths.whole_reduction("sum", a)
+        if res is not None:
+            return res
     return _reduce("sum", _bool_safe(lax.reduce_or, lax.reduce_sum), a, axis, dtype, keepdims,
                    initial, where, _int_sum_promote if promote_integers else None, upcast=True)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):
+    if _defaults(a, axis, out, keepdims, where, initial, dtype, promote_integers):
+        res = _eager_paths.whole_reduction("prod", a)
+        if res is not None:
+            return res
     return _reduce("prod", _bool_safe(lax.reduce_and, lax.reduce_prod), a, axis, dtype, keepdims,
                    initial, where, _int_sum_promote if promote_integers else None, upcast=True)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    if _defaults(a, axis, out, keepdims, where, initial):
+        res = _eager_paths.whole_reduction("max", a)
+        if res is not None:
+            return res
     return _reduce("max", lax.reduce_max, a, axis, None, keepdims, initial, where)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    if _defaults(a, axis, out, keepdims, where, initial):
+        res = _eager_paths.whole_reduction("min", a)
+        if res is not None:
+            return res
     return _reduce("min", lax.reduce_min, a, axis, None, keepdims, initial, where)
 
 
@@ -104,10 +128,18 @@ amax, amin = max, min
 
 
 def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+    if _defaults(a, axis, out, keepdims, where):
+        res = _eager_paths.whole_reduction("all", a)
+        if res is not None:
+            return res
     return _reduce("all", lax.reduce_and, _to_bool(asarray_leaf(a)), axis, None, keepdims, None, where)
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+    if _defaults(a, axis, out, keepdims, where):
+        res = _eager_paths.whole_reduction("any", a)
+        if res is not None:
+            return res
     return _reduce("any", lax.reduce_or, _to_bool(asarray_leaf(a)), axis, None, keepdims, None, where)
 
 
@@ -125,6 +157,10 @@ def _count(a, axis, keepdims, where, dtype):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    if _defaults(a, axis, out, keepdims, where, None, dtype):
+        res = _eager_paths.whole_reduction("mean", a)
+        if res is not None:
+            return res
     a = asarray_leaf(a)
     aval = get_aval(a)
     reduction_axes(axis, aval.ndim, error=IndexError)   # JAX's mean reads the shape first
@@ -137,6 +173,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+    if _defaults(a, axis, out, keepdims, where, None, dtype) and type(ddof) is int and not ddof \
+            and correction is None:
+        res = _eager_paths.whole_reduction("var", a)
+        if res is not None:
+            return res
     if correction is not None:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
