@@ -49,11 +49,17 @@ def softmax_numba(x):
 
 
 @numba.njit(cache=True)
-def softmax_first_numba(x):
+def _column_max(x):
     m = x[0].copy()
     for r in range(1, x.shape[0]):
         for c in range(x.shape[1]):
             m[c] = max(m[c], x[r, c])
+    return m
+
+
+@numba.njit(cache=True)
+def softmax_first_numba(x):
+    m = _column_max(x)
     out = np.empty_like(x)
     s = np.zeros_like(m)
     for r in range(x.shape[0]):
@@ -114,10 +120,7 @@ def logsumexp_last_numba(x):
 
 @numba.njit(cache=True)
 def logsumexp_first_numba(x):
-    m = x[0].copy()
-    for r in range(1, x.shape[0]):
-        for c in range(x.shape[1]):
-            m[c] = max(m[c], x[r, c])
+    m = _column_max(x)
     s = np.zeros_like(m)
     for r in range(x.shape[0]):
         for c in range(x.shape[1]):

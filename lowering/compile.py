@@ -242,13 +242,18 @@ class KernelGen:
 
     def source(self):
         params = [self.dim_names[d] for d in self.dims] + [self.in_names[v] for v in self.inputs]
-        outs = [self.out_names[v] for v in self.outputs]
-        body = "\n".join(self.lines)
-        deco = _DECORATOR[:-1] + (", parallel=True)" if "prange" in body else ")")
-        text = (f"{deco}\ndef KERNEL({', '.join(params)}):\n{body}\n"
-                f"    return ({''.join(o + ', ' for o in outs)})\n")
-        name = "k_" + hashlib.sha256(text.encode()).hexdigest()[:16]
-        return name, text.replace("def KERNEL(", f"def {name}(")
+        return named_kernel(params, self.lines, [self.out_names[v] for v in self.outputs])
+
+
+def named_kernel(params, lines, outs):
+    """(name, source) of a kernel taking ``params``, running ``lines`` and returning ``outs``;
+    its name is its source's hash (one compiled kernel per distinct text)."""
+    body = "\n".join(lines)
+    deco = _DECORATOR[:-1] + (", parallel=True)" if "prange" in body else ")")
+    text = (f"{deco}\ndef KERNEL({', '.join(params)}):\n{body}\n"
+            f"    return ({''.join(o + ', ' for o in outs)})\n")
+    name = "k_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    return name, text.replace("def KERNEL(", f"def {name}(")
 
 
 class RegionCodegen(InnermostLoops):

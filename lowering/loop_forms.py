@@ -140,14 +140,7 @@ class InnermostLoops:
             gen.emit(f"{var} = {base} + {u}", depth + 1)
             for line in body:
                 gen.emit(_suffix_locals(line, u, self.accs), depth + 1)
-        gen.emit(f"for {var} in range({tail}, {bound}):", depth)
-        for line in body:
-            gen.emit(line, depth + 1)
-        for acc, _, combine, dt in self.accs:
-            for u in range(1, unroll):
-                gen.emit(f"{acc} = {combine(acc, f'{acc}_{u}', dt)}", depth)
-        self._end_row(depth)
-        return depth + 1
+        return self._finish_row(var, tail, bound, body, depth, unroll, lambda acc, u: f"{acc}_{u}")
 
     def _begin_row(self, depth):
         """An accumulator that outlives the innermost loop (a reduction over several trailing
@@ -164,6 +157,19 @@ class InnermostLoops:
         for acc, _, combine, dt in self.accs:
             if self._acc_depth.get(acc, innermost) < innermost:
                 self.gen.emit(f"{acc} = {combine(f'{acc}_run', acc, dt)}", depth)
+
+    def _finish_row(self, var, tail, bound, body, depth, copies, partial):
+        """The remainder loop after the unrolled steps, then each accumulator combined with
+        its ``copies - 1`` partial ones (``partial(acc, u)`` names copy ``u``), in order."""
+        gen = self.gen
+        gen.emit(f"for {var} in range({tail}, {bound}):", depth)
+        for line in body:
+            gen.emit(line, depth + 1)
+        for acc, _, combine, dt in self.accs:
+            for u in range(1, copies):
+                gen.emit(f"{acc} = {combine(acc, partial(acc, u), dt)}", depth)
+        self._end_row(depth)
+        return depth + 1
 
 
     def _emit_lane_loop(self, loop, body, depth):
@@ -197,14 +203,7 @@ class InnermostLoops:
             gen.emit(f"{slot} = {combine(slot, self.acc_inputs[acc], dt)}", depth + 2)
         for acc in lanes:
             gen.emit(f"{acc} = {lanes[acc]}[0]", depth)
-        gen.emit(f"for {var} in range({tail}, {bound}):", depth)
-        for line in body:
-            gen.emit(line, depth + 1)
-        for acc, _, combine, dt in self.accs:
-            for u in range(1, UNROLL):
-                gen.emit(f"{acc} = {combine(acc, f'{lanes[acc]}[{u}]', dt)}", depth)
-        self._end_row(depth)
-        return depth + 1
+        return self._finish_row(var, tail, bound, body, depth, UNROLL, lambda acc, u: f"{lanes[acc]}[{u}]")
 
 
 def _unroll_factor(accs):

@@ -203,7 +203,8 @@ def place_outputs(jitted, args, kwargs, out, out_shardings, compiler_form=False)
     else:
         arg_leaves = tree_util.leaves_traced((args, kwargs))
     named = [s for s in map(sharding_of, arg_leaves) if s is not None]
-    if not named and current_mesh() is None:
+    # Without sharded arguments, outputs can carry types only on a mesh with Explicit axes.
+    if not named and (current_mesh() is None or not sharding_types.has_explicit_axes(current_mesh())):
         return out
     program, leaves = jitted._program(args, kwargs)
     out_leaves, out_tree = tree_util.flatten_traced(out)

@@ -21,8 +21,8 @@ import numpy as np
 from . import core
 from .array import Array
 from .errors import ShardingTypeError
-from .sharding import (AbstractMesh, AxisType, NamedSharding, PartitionSpec, _axes_of, _padded,
-                       get_abstract_mesh)
+from .sharding import (AbstractMesh, AxisType, NamedSharding, PartitionSpec, _as_sharding, _axes_of,
+                       _normalized, _padded, _split_count, get_abstract_mesh)
 
 
 class TypedShardingArray(Array):
@@ -40,11 +40,16 @@ def type_sharding(named, ndim):
     spec padded to the rank, keeping only the Explicit axes' names."""
     mesh = named.mesh.abstract_mesh
     explicit = {n for n, t in zip(mesh.axis_names, mesh.axis_types) if t is AxisType.Explicit}
-    entries = []
-    for e in _padded(named.spec, ndim):
-        kept = tuple(a for a in _axes_of(e) if a in explicit)
-        entries.append(None if not kept else kept[0] if len(kept) == 1 and not isinstance(e, tuple) else kept)
+    entries = [_entry([a for a in _axes_of(e) if a in explicit], isinstance(e, tuple))
+               for e in _padded(named.spec, ndim)]
     return NamedSharding(mesh, PartitionSpec(*entries, unreduced=named.spec.unreduced))
+
+
+def _entry(axes, as_tuple):
+    """A spec entry naming ``axes``: None, one name, or a tuple (kept a tuple if it was one)."""
+    if not axes:
+        return None
+    return axes[0] if len(axes) == 1 and not as_tuple else tuple(axes)
 
 
 def has_explicit_axes(mesh):
@@ -93,7 +98,7 @@ def typed_array(arr, named):
 
 # ---------------------------------------------------------------- applying the rules
 
-def _mesh_of(prim, avals):
+def _mesh_of(avals):
     mesh = None
     for a in avals:
         s = getattr(a, "_sharding", None)
@@ -125,7 +130,7 @@ def typed(prim, avals, out, params):
     if getattr(prim, "sets_sharding", False):
         return out
     requested = _requested(params)
-    mesh = _mesh_of(prim, avals)
+    mesh = _mesh_of(avals)
     if mesh is None:
         if requested is None:
             current = get_abstract_mesh()
@@ -223,12 +228,7 @@ def place(value, aval, mesh, compiler_form=False):
     s = getattr(aval, "_sharding", None)
     if s is None or mesh is None or not isinstance(value, Array) or value._on_device:
         return value
-    spec = s.spec
-    if compiler_form:
-        entries = list(spec)
-        while entries and entries[-1] is None:
-            entries.pop()
-        spec = PartitionSpec(*entries, unreduced=spec.unreduced)
+    spec = PartitionSpec(*_normalized(s.spec), unreduced=s.spec.unreduced) if compiler_form else s.spec
     return typed_array(value, NamedSharding(concrete_for(mesh, s.mesh), spec))
 
 
@@ -241,9 +241,8 @@ def _broadcasting(mesh, avals, in_specs, outs, params, name):
         return [(None,) * len(o.shape) for o in outs]
     spec = []
     for d in range(rank):
-        entries = [(s[d] if d < len(s) else None, a.shape[d] if d < len(a.shape) else 1) for a, s in ranked]
         chosen = None
-        for e, n in entries:
+        for e in (s[d] for _, s in ranked):
             if e is None:
                 continue
             if chosen is not None and e != chosen:
@@ -302,17 +301,14 @@ def _reshape(mesh, avals, in_specs, outs, params, name):
     aval, spec, new = avals[0], in_specs[0], tuple(outs[0].shape)
     if all(e is None for e in spec):
         return [(None,) * len(new)]
-    old_kept = [(n, e) for n, e in zip(aval.shape, spec) if n != 1]
-    if [n for n, _ in old_kept] == [n for n in new if n != 1]:   # only size-1 dims come or go
-        kept = iter(e for _, e in old_kept)
-        return [tuple(None if n == 1 else next(kept) for n in new)]
     return [_split_or_merge(mesh, aval, spec, new)]
 
 
 def _split_or_merge(mesh, aval, spec, new):
-    """One dimension split into several, or several merged into one (JAX's two cases): the
-    mesh axes of a split dimension go to the new dimensions outermost first, each taking as
-    many as divide it; a merge concatenates the merged dimensions' axes."""
+    """Size-1 dimensions coming or going, one dimension split into several, or several merged
+    into one (JAX's cases): the mesh axes of a split dimension go to the new dimensions
+    outermost first, each taking as many as divide it; a merge concatenates the merged
+    dimensions' axes."""
     old = [(n, e) for n, e in zip(aval.shape, spec) if n != 1]
     new_sizes = [n for n in new if n != 1]
     out, i, j = [], 0, 0
@@ -341,10 +337,7 @@ def _split_or_merge(mesh, aval, spec, new):
             if prod != new_sizes[j]:
                 _reshape_error(aval, new)
             axes = [a for _, e2 in group for a in _axes_of(e2)]
-            entries = [e2 for _, e2 in group]
-            while entries and entries[-1] is None:
-                entries.pop()
-            if None in entries:
+            if None in _normalized([e2 for _, e2 in group]):   # an unsharded dim before a sharded one
                 _reshape_error(aval, new)
             out.extend(_split_axes(mesh, aval, new, tuple(axes) if axes else None, [new_sizes[j]]))
             j += 1
@@ -363,7 +356,7 @@ def _split_axes(mesh, aval, new, entry, sizes):
                 _reshape_error(aval, new)
             n //= size
             mine.append(axes.pop(0))
-        parts.append(None if not mine else mine[0] if len(mine) == 1 and not isinstance(entry, tuple) else tuple(mine))
+        parts.append(_entry(mine, isinstance(entry, tuple)))
     if axes:
         _reshape_error(aval, new)
     return parts
@@ -391,7 +384,7 @@ def _varying_shape(mesh, aval, spec, out, what):
     if not out.shape or all(n == 1 for n in out.shape):
         return (None,) * len(out.shape)
     for n_in, n_out, e in zip(aval.shape, out.shape, spec):
-        size = int(np.prod([mesh.shape[a] for a in _axes_of(e)], dtype=np.int64))
+        size = _split_count(mesh, e)
         if n_in != n_out and e is not None and n_out % size:
             raise ShardingTypeError(f"{what} on sharded dims where out dim ({n_out}) is not divisible by mesh "
                                     f"axes ({size}) with spec ({e}) is not implemented. Got input "
@@ -419,10 +412,6 @@ def _concatenate(mesh, avals, in_specs, outs, params, name):
     return [distinct.pop() if distinct else (None,) * len(outs[0].shape)]
 
 
-def _select_n(mesh, avals, in_specs, outs, params, name):
-    return _broadcasting(mesh, avals, in_specs, outs, params, name)
-
-
 def _created(mesh, avals, in_specs, outs, params, name):
     return [(None,) * len(o.shape) for o in outs]
 
@@ -434,7 +423,7 @@ sharding_rules = {
     "cumlogsumexp": _cumulative, "sort": _sort, "transpose": _transpose,
     "broadcast_in_dim": _broadcast_in_dim, "squeeze": _squeeze, "reshape": _reshape,
     "dot_general": _dot_general, "slice": _slice, "pad": _pad, "rev": _same_as_operand,
-    "concatenate": _concatenate, "select_n": _select_n, "iota": _created,
+    "concatenate": _concatenate, "select_n": _broadcasting, "iota": _created,
     "convert_element_type": _same_as_operand, "bitcast_convert_type": _same_as_operand,
     "reduce_precision": _same_as_operand, "copy": _same_as_operand, "copy_p": _same_as_operand,
     "stop_gradient": _same_as_operand, "optimization_barrier": _same_as_operand,
@@ -485,16 +474,10 @@ def requested_sharding(out_sharding, what="out_sharding"):
     parameter holds: a PartitionSpec names axes of the current mesh."""
     if out_sharding is None:
         return None
-    if isinstance(out_sharding, PartitionSpec):
-        mesh = get_abstract_mesh()
-        if mesh.empty:
-            raise ValueError(f"Using PartitionSpec when you are not under a mesh context is not allowed. Please "
-                             f"pass a NamedSharding instance or enter into a mesh context via `jax.set_mesh`. "
-                             f"Got {out_sharding!r} as {what}")
-        return NamedSharding(mesh, out_sharding)
-    if isinstance(out_sharding, NamedSharding):
-        return NamedSharding(out_sharding.mesh.abstract_mesh, out_sharding.spec)
-    raise TypeError(f"{what} must be a PartitionSpec or a NamedSharding, got {out_sharding!r}")
+    named = _as_sharding(out_sharding, what, traced=True)
+    if not isinstance(named, NamedSharding):
+        raise TypeError(f"{what} must be a PartitionSpec or a NamedSharding, got {out_sharding!r}")
+    return NamedSharding(named.mesh.abstract_mesh, named.spec)
 
 
 def _switched(mesh, axes, to):
@@ -509,14 +492,15 @@ def _cast_all(tree, mesh):
     from . import tree_util
 
     def one(leaf):
-        if not isinstance(leaf, (core.Tracer, Array)):
+        if isinstance(leaf, Array):
+            named = getattr(leaf, "_sharding", None)   # (unset on most Arrays)
+        elif isinstance(leaf, core.Tracer):
+            named = core.get_aval(leaf)._sharding
+        else:
             return leaf
-        have = getattr(core.get_aval(leaf), "_sharding", None)
-        named = getattr(leaf, "_sharding", None) if isinstance(leaf, Array) else have
         if named is None:
             return leaf
-        spec = _padded(named.spec, np.ndim(leaf) if isinstance(leaf, Array) else core.get_aval(leaf).ndim)
-        return retype(leaf, NamedSharding(mesh, PartitionSpec(*spec)))
+        return retype(leaf, NamedSharding(mesh, PartitionSpec(*_padded(named.spec, leaf.ndim))))
     return tree_util.map_traced(one, tree)
 
 
