@@ -246,8 +246,35 @@ def _install_abort_hook():
         sys.stderr.write(f"numjax: process {me} failed: {kind.__name__}: {value}\n"
                          f"numjax: aborting all {c.Get_size()} processes (MPI_Abort from process {me})\n")
         sys.stderr.flush()
+        _let_launcher_read_output()
         c.Abort(1)
     sys.excepthook = hook
+
+
+def _let_launcher_read_output(limit=2.0):
+    """Wait (at most ``limit`` s) until the launcher has read what this process wrote to its
+    stdout/stderr pipes: MPI_Abort makes mpich's proxy kill the job at once, dropping unread
+    output, and with it the message saying why the job ended."""
+    try:
+        import fcntl
+        import termios
+    except ImportError:
+        return
+    import array
+    import stat
+    sys.stdout.flush()
+    deadline, unread = time.monotonic() + limit, array.array("i", [0])
+    for fd in (1, 2):
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                continue              # a terminal or a file keeps what was written
+            fcntl.ioctl(fd, termios.FIONREAD, unread)     # bytes still in the pipe (Linux)
+            while unread[0] and time.monotonic() < deadline:
+                time.sleep(0.005)
+                fcntl.ioctl(fd, termios.FIONREAD, unread)
+        except OSError:
+            continue
+    time.sleep(0.05)                  # read, then forwarded by the proxy to mpiexec
 
 
 class CollectiveTimeoutError(RuntimeError):
