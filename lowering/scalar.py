@@ -157,6 +157,7 @@ def _shift(helper, signed_operand):
 RULES = {
     ew.add_p: _binop("+"), ew.add_any_p: _binop("+"),
     ew.stop_gradient_p: lambda a, i, o, p: a[0], sharding_ops.reshard_p: lambda a, i, o, p: a[0],
+    sharding_ops.sharding_constraint_p: lambda a, i, o, p: a[0],
     ew.sub_p: _binop("-"), ew.mul_p: _binop("*"),
     ew.div_p: _div, ew.rem_p: _rem,
     ew.neg_p: lambda a, i, o, p: f"(-{a[0]})",

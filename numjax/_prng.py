@@ -189,6 +189,15 @@ class PRNGKeyArray:
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: _size(self.shape))
 
+    @property
+    def sharding(self):
+        """The key data's sharding, over the key array's dimensions (not the key words')."""
+        s = self._base.sharding
+        spec = getattr(s, "spec", None)
+        if spec is None or len(spec) <= self.ndim:
+            return s
+        return s.with_spec(type(spec)(*tuple(spec)[:self.ndim], unreduced=spec.unreduced))
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of unsized object")

@@ -280,12 +280,10 @@ def set_mesh(mesh):
     return setter(mesh)
 
 
-def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(), check_vma=True,
-              check_rep=None):
-    """``jax.shard_map``: see numjax/shmap.py."""
+def shard_map(f=None, /, **options):
+    """``jax.shard_map``: see numjax/shmap.py (its keyword arguments and their defaults)."""
     from .shmap import shard_map as smap
-    return smap(f, out_specs=out_specs, in_specs=in_specs, mesh=mesh, axis_names=axis_names,
-                check_vma=check_vma, check_rep=check_rep)
+    return smap(f, **options)
 
 
 def block_until_ready(x):

@@ -74,6 +74,20 @@ class AxisType(enum.Enum):
         return self.name
 
 
+class _Unconstrained:
+    """``P.UNCONSTRAINED``: a dimension whose sharding a constraint leaves to the compiler."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "UNCONSTRAINED"
+
+    def __reduce__(self):
+        return "UNCONSTRAINED"
+
+
+UNCONSTRAINED = _Unconstrained()
+
+
 class PartitionSpec(tuple):
     """How each array axis is split over mesh axes: a mesh axis name, a tuple of names (split
     over their product, the first outermost) or None (not split).  ``unreduced``: mesh axes
@@ -106,6 +120,7 @@ class PartitionSpec(tuple):
         return "P" + text
 
     __str__ = __repr__
+    UNCONSTRAINED = UNCONSTRAINED
 
 
 def _spec_from(partitions, unreduced, reduced):
@@ -114,7 +129,7 @@ def _spec_from(partitions, unreduced, reduced):
 
 def _axes_of(entry):
     """The mesh axis names one spec entry splits a dimension over."""
-    if entry is None:
+    if entry is None or entry is UNCONSTRAINED:
         return ()
     return tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
 
@@ -190,9 +205,13 @@ class Mesh:
         return False
 
     def __str__(self):
+        if not self.axis_names:
+            return "Mesh()"
         return f"Mesh({_mesh_text(self.shape, self.axis_types)})"
 
     def __repr__(self):
+        if not self.axis_names:
+            return "Mesh(axis_sizes=(), axis_names=())"
         return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
                 f"axis_types={_mesh_text({}, self.axis_types).split('=', 1)[1]})")
 
@@ -420,7 +439,12 @@ def attach(arr, sharding, copy=False):
             and not getattr(arr, "_on_device", False):
         from .sharding_types import typed_array
         return typed_array(arr, sharding)
-    if copy or getattr(arr, "_sharding", None) is not None:
+    if isinstance(sharding, NamedSharding) and not getattr(arr, "_on_device", False):
+        from .sharding_rules import PlacedArray     # eager ops on it place their results
+        from .sharding_types import activate
+        activate()
+        arr = PlacedArray(arr._value, arr.weak_type)
+    elif copy or getattr(arr, "_sharding", None) is not None:
         arr = Array(arr._value, arr.weak_type)
     arr._sharding = sharding
     return arr
@@ -557,6 +581,7 @@ def with_sharding_constraint(x, shardings):
     """``jax.lax.with_sharding_constraint``: as ``reshard``, but, as in JAX, inside a traced
     function only Auto mesh axes may be named (Explicit ones need ``reshard``)."""
     def one(leaf, s):
+        given_spec = isinstance(s, PartitionSpec)
         s = _as_sharding(s, "with_sharding_constraint")
         from . import core
         if isinstance(leaf, core.Tracer) and isinstance(s, NamedSharding):
@@ -566,8 +591,24 @@ def with_sharding_constraint(x, shardings):
                 raise ValueError("The spec of NamedSharding passed to with_sharding_constraint can only "
                                  f"refer to Auto axes of the mesh. Got spec={s.spec!r} and "
                                  f"mesh={s.mesh.abstract_mesh!r}. You probably meant to use `reshard` API?")
+        if isinstance(leaf, core.Tracer) and isinstance(s, NamedSharding):
+            return _constraint_under_trace(leaf, s, given_spec)
         return _constrain(leaf, s, "with_sharding_constraint")
     return _map_leaves(one, x, shardings)
+
+
+def _constraint_under_trace(x, sharding, given_spec):
+    """JAX's ``sharding_constraint`` equation: the sharding as given (over the abstract mesh
+    when only a spec was), its spec padded to the rank; the context's abstract mesh (the
+    empty concrete mesh outside ``set_mesh``)."""
+    from . import core
+    from .lax.sharding_ops import sharding_constraint
+    shape = core.get_aval(x).shape
+    check_fits(sharding, shape, "with_sharding_constraint")
+    spec = PartitionSpec(*_padded(sharding.spec, len(shape)), unreduced=sharding.spec.unreduced)
+    mesh = sharding.mesh.abstract_mesh if given_spec else sharding.mesh
+    context = get_abstract_mesh()
+    return sharding_constraint(x, NamedSharding(mesh, spec), EMPTY_MESH if context.empty else context)
 
 
 def _constrain(leaf, sharding, what):

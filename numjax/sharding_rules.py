@@ -79,7 +79,34 @@ def _dot_general(eqn, in_specs):
     return [tuple(spec)]
 
 
-_RULES = {"transpose": _transpose, "broadcast_in_dim": _broadcast_in_dim, "squeeze": _squeeze,
+def _sharding_constraint(eqn, in_specs):
+    """The constraint's spec; an UNCONSTRAINED dimension keeps its operand's entry."""
+    from .sharding import UNCONSTRAINED
+    asked = _padded(eqn.params["sharding"].spec, len(in_specs[0]))
+    return [tuple(have if e is UNCONSTRAINED else e for e, have in zip(asked, in_specs[0]))]
+
+
+def _slice(eqn, in_specs):
+    """A dimension sliced shorter is no longer split (JAX's compiler replicates it)."""
+    x, out = eqn.invars[0].aval.shape, eqn.outvars[0].aval.shape
+    return [tuple(e if a == b else None for e, a, b in zip(in_specs[0], x, out))]
+
+
+def _sort(eqn, in_specs):
+    d = eqn.params["dimension"]
+    return [tuple(None if i == d else e for i, e in enumerate(s)) for s in in_specs[:len(eqn.outvars)]]
+
+
+def _concatenate(eqn, in_specs):
+    """The joined dimension is not split; another keeps the entry the operands agree on."""
+    d = eqn.params["dimension"]
+    spec = []
+    for i, entries in enumerate(zip(*in_specs)):
+        spec.append(entries[0] if i != d and all(e == entries[0] for e in entries) else None)
+    return [tuple(spec)]
+
+
+_RULES = {"sharding_constraint": _sharding_constraint, "concatenate": _concatenate, "slice": _slice, "dynamic_slice": _slice, "sort": _sort, "transpose": _transpose, "broadcast_in_dim": _broadcast_in_dim, "squeeze": _squeeze,
           "reshape": _reshape, "dot_general": _dot_general}
 
 
@@ -235,3 +262,49 @@ def _spec_on(sharding, mesh, aval):
     if sharding is None or sharding.mesh != mesh:
         return _replicated(aval)
     return _padded(sharding.spec, len(aval.shape))
+
+
+# ---------------------------------------------------------------- eager ops on an Auto mesh
+# JAX runs an eager op as a one-primitive jitted program; its compiler places the result over
+# the operands' mesh. numjax places it by the same rules as a jitted program's outputs.
+
+class PlacedArray(Array):
+    """An Array placed on a mesh by a NamedSharding naming no Explicit axis: eager ops on it
+    give results placed by the rules above (its operators take the general path for that)."""
+    __slots__ = ()
+
+
+class _Eqn:
+    """What the rules read of an equation, for one eager op."""
+    __slots__ = ("primitive", "params", "invars", "outvars")
+
+    def __init__(self, prim, params, in_avals, out_avals):
+        self.primitive, self.params = prim, params
+        self.invars = [_Var(a) for a in in_avals]
+        self.outvars = [_Var(a) for a in out_avals]
+
+
+class _Var:
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+
+def eager_placed(prim, impl, args, params):
+    """Evaluate ``prim`` on operands some of which are PlacedArrays; place the results."""
+    result = impl(*args, **params)
+    mesh = next(a._sharding.mesh for a in args if type(a) is PlacedArray)
+    outs = list(result) if prim.multiple_results else [result]
+    if not any(type(o) is Array for o in outs):
+        return result
+    in_avals = [core.get_aval(a) for a in args]
+    out_avals = [core.get_aval(o) for o in outs]
+    in_specs = [_spec_on(sharding_of(a), mesh, v) for a, v in zip(args, in_avals)]
+    try:
+        specs = _eqn_specs(_Eqn(prim, params, in_avals, out_avals), in_specs)
+    except (KeyError, IndexError, TypeError, AttributeError):   # a rule not meant for these params
+        specs = [_replicated(v) for v in out_avals]
+    placed = [attach(o, NamedSharding(mesh, as_partition_spec(mesh, s))) if type(o) is Array else o
+              for o, s in zip(outs, specs)]
+    return placed if prim.multiple_results else placed[0]

@@ -84,8 +84,10 @@ def activate():
         # Array's operators have a short eager path that would drop the sharding: this class
         # takes the general ones (those tracers have).
         from .numpy import _operators
+        from .sharding_rules import PlacedArray
         for name in _operators._FAST_BINARY:
             setattr(TypedShardingArray, name, core.Tracer.__dict__[name])
+            setattr(PlacedArray, name, core.Tracer.__dict__[name])
 
 
 def typed_array(arr, named):
@@ -199,11 +201,14 @@ def _check_no_duplicates(prim, avals, in_specs, out, spec):
 # ---------------------------------------------------------------- eager evaluation
 
 def eager(prim, impl, args, params):
+    from .sharding_rules import PlacedArray, eager_placed
     """Evaluate ``prim`` now; when an operand carries an Explicit sharding (or one is asked
     for), the results are placed as their types say, on the operands' concrete mesh."""
     named = [a._sharding for a in args if type(a) is TypedShardingArray]
     requested = _requested(params)
     if not named and requested is None:
+        if any(type(a) is PlacedArray for a in args):
+            return eager_placed(prim, impl, args, params)
         return impl(*args, **params)
     out_avals = prim.abstract_eval(*[core.get_aval(a) for a in args], **params)
     result = impl(*args, **params)

@@ -6,17 +6,24 @@ axis names bound, so ``lax.psum``/``all_gather``/``ppermute``/``axis_index``... 
 the mesh; the outputs are assembled by out_specs (a mesh axis an out_spec does not name
 takes device 0's block along it, as JAX does).
 
-How it runs: the blocks are stacked with one leading dimension per mesh axis and mapped:
-the outermost mesh axis with ``pmap`` (a thread per device, collectives between compiled
-segments: numjax/interpreters/pmap.py), the inner axes with ``vmap`` over the named axis.
-Under a transformation (jit, grad, vmap) pmap itself is vmap with the named axis, so a
-shard_map under jit is part of the one traced program and grad differentiates through
-the collectives (psum's transpose, ...).
+How it runs: the blocks are stacked with one leading dimension per mesh axis and mapped.
+Called outside any transformation, every mesh axis is a named ``vmap`` axis and the body runs
+once, op by op (as JAX's eager shard_map): its values print per device and carry their
+varying-manual-axes sets (numjax/shmap_eager.py). Under a transformation (jit, grad, vmap)
+the body is traced once for the replication check and that trace runs under the maps: the
+outermost mesh axis with ``pmap`` (there vmap with the named axis), the inner axes with
+``vmap``; so a shard_map under jit is part of the one traced program and grad differentiates
+through the collectives (psum's transpose, ...).
+
+in_specs: left out (``Infer``), each argument's spec is its sharding type's (every manual axis
+must be Explicit), as JAX 0.10 infers it; ``None`` (for all arguments or one) passes the
+argument to the body as it is.
 
 Across processes (``numjax.distributed``) every process holds the global values: an eager
-shard_map runs only the rows of the outermost mesh axis whose devices are local (pmap's
-collectives go across processes through MPI) and all-gathers the outputs; under jit each
-process evaluates the whole program (the one-global-program design of numjax/sharding.py).
+shard_map (the traced path, with pmap's threads) runs only the rows of the outermost mesh
+axis whose devices are local (pmap's collectives go across processes through MPI) and
+all-gathers the outputs; under jit each process evaluates the whole program (the
+one-global-program design of numjax/sharding.py).
 
 With ``check_vma=True`` (the default) an output whose out_spec leaves out a mesh axis must
 be inferred equal across it, as JAX checks (_check_replication); numjax then takes device
@@ -35,10 +42,22 @@ import numpy as np
 from . import core, tree_util
 from ._src import vma
 from . import sharding_types
+from .shmap_eager import jaxpr_vma
 from .sharding import AxisType, NamedSharding, PartitionSpec, _axes_of, _padded, attach, current_mesh, _state
 
 
-def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(), check_vma=True,
+class InferFromArgs:
+    """The default ``in_specs``: each argument's spec read from its sharding type (all manual
+    mesh axes must then be Explicit), as JAX 0.10's ``Infer``."""
+
+    def __repr__(self):
+        return "jax.sharding.Infer"
+
+
+Infer = InferFromArgs()
+
+
+def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=frozenset(), check_vma=True,
               check_rep=None):
     if f is None:
         return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
@@ -53,56 +72,146 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         the_mesh = _resolve_mesh(mesh)
         manual = tuple(a for a in the_mesh.axis_names if not axis_names or a in axis_names)
         leaves, in_tree = tree_util.flatten_traced(args)
-        specs = _in_specs_per_leaf(in_specs, args, leaves)
-        for i, (x, spec) in enumerate(zip(leaves, specs)):
-            _check_block(f, the_mesh, manual, x, spec, i)
-            _check_explicit_input(the_mesh, x, spec)
-        leaves = [sharding_types.untyped(x) for x in leaves]   # the body's blocks are Manual
-        stacked = [_stack_blocks(x, spec, the_mesh, manual) for x, spec in zip(leaves, specs)]
+        specs = _in_specs_per_leaf(in_specs, args, leaves, the_mesh, manual)
+        dynamic = [i for i, spec in enumerate(specs) if spec is not None]   # None: passed as is
+        for i in dynamic:
+            _check_block(f, the_mesh, manual, leaves[i], specs[i], i)
+            _check_explicit_input(the_mesh, manual, leaves[i], specs[i])
+        specs = [specs[i] for i in dynamic]
+        blocks_of = [sharding_types.untyped(leaves[i]) for i in dynamic]   # the body's blocks are Manual
+        stacked = [_stack_blocks(x, spec, the_mesh, manual) for x, spec in zip(blocks_of, specs)]
         used = [{a for e in spec for a in _axes_of(e)} for spec in specs]
-        out_tree, out_vma = [], []
+        out_tree = []
 
-        def per_device(*blocks):
-            out = f(*tree_util.tree_unflatten(in_tree, list(blocks)))
+        def body(*blocks):   # the dynamic blocks -> the flat outputs
+            given = dict(zip(dynamic, blocks))
+            out = f(*tree_util.tree_unflatten(in_tree, [given.get(i, x) for i, x in enumerate(leaves)]))
             out_leaves, tree = tree_util.flatten_traced(out)
             out_tree.append(tree)
-            if differentiates:
-                mains = vma._mains(manual)
-                out_vma[:] = [vma.value_vma(o, mains) for o in out_leaves]
-            return tuple(out_leaves)
-        differentiates = False
-        if check_vma and (check_rep is None or check_rep):
-            key = (in_tree, tuple(core.get_aval(x) for x in stacked), tuple(map(frozenset, used)), the_mesh)
-            if key not in checked:
-                checked[key] = _check_replication(f, per_device, stacked, used, the_mesh, manual, out_specs,
-                                                  out_tree)
-            differentiates = checked[key]
-        # A body that differentiates gets JAX's vma semantics (numjax/_src/vma.py), which need
-        # every mesh axis run as a named vmap axis: each process then evaluates every block.
-        run = per_device
-        for level, axis in reversed(list(enumerate(manual))):
-            in_axes = tuple(0 if axis in u else None for u in used)
-            run = _map(run, in_axes, axis, the_mesh.shape[axis], outermost=level == 0 and not differentiates)
-        outer_mapped = bool(manual) and any(manual[0] in u for u in used)
-        if differentiates:
-            with vma.checked_axes(manual):
-                outs = run(*stacked)
-            _check_vma_outputs(f, the_mesh, manual, out_specs, out_tree[-1], out_vma)
-        elif outer_mapped and _across_processes():
-            outs = _run_local_rows(run, stacked, used, the_mesh, manual[0])
+            return list(out_leaves)
+        check = check_vma and (check_rep is None or check_rep)
+        if core._no_trace_active() and not _across_processes():
+            outs = _run_eager(f, body, stacked, used, the_mesh, manual, out_specs, check, out_tree)
         else:
-            outs = run(*stacked)
-        tree = out_tree[-1]
-        out = tree_util.tree_unflatten(tree, list(outs))
-        out_per_leaf = _specs_per_leaf(out_specs, out, "out_specs")
-        assembled = [_assemble(o, spec, the_mesh, manual) for o, spec in zip(outs, out_per_leaf)]
-        if core._no_trace_active():   # as JAX reports: placed over the mesh by out_specs
-            assembled = [attach(o, NamedSharding(the_mesh, spec)) for o, spec in zip(assembled, out_per_leaf)]
-        elif sharding_types.has_explicit_axes(the_mesh):   # typed by out_specs, as JAX's
-            assembled = [sharding_types.retype(o, NamedSharding(the_mesh, spec))
-                         for o, spec in zip(assembled, out_per_leaf)]
-        return tree_util.tree_unflatten(tree, assembled)
+            outs = _run_traced(f, body, stacked, used, the_mesh, manual, out_specs, check, out_tree,
+                               checked, in_tree)
+        return _assembled_outputs(outs, out_tree[-1], out_specs, the_mesh, manual)
     return mapped
+
+
+def _assembled_outputs(outs, tree, out_specs, mesh, manual):
+    """The global outputs from the per-device ones (a leading dimension per manual axis)."""
+    out_per_leaf = _specs_per_leaf(out_specs, tree_util.tree_unflatten(tree, list(outs)), "out_specs")
+    assembled = [_assemble(o, spec, mesh, manual) for o, spec in zip(outs, out_per_leaf)]
+    if core._no_trace_active():   # as JAX reports: placed over the mesh by out_specs
+        assembled = [attach(o, NamedSharding(mesh, spec)) for o, spec in zip(assembled, out_per_leaf)]
+    elif sharding_types.has_explicit_axes(mesh):   # typed by out_specs, as JAX's
+        assembled = [sharding_types.retype(o, NamedSharding(mesh, spec)) for o, spec in zip(assembled, out_per_leaf)]
+    return tree_util.tree_unflatten(tree, assembled)
+
+
+def _run_eager(f, body, stacked, used, mesh, manual, out_specs, check, out_tree):
+    """Outside any transformation: the body runs once, op by op, with every mesh axis a named
+    vmap axis and its values ShardMapTracers (numjax/shmap_eager.py: they print per device and
+    carry their vma sets, which the replication check then reads)."""
+    from .shmap_eager import run_body
+    from .vmap_api import vmap
+    typed_vma, batched_vma = [], []
+
+    def innermost(*blocks):
+        outs, vmas = run_body(body, blocks, [frozenset(u) for u in used], mesh, manual)
+        typed_vma[:] = vmas
+        mains = vma._mains(manual)
+        batched_vma[:] = [vma.value_vma(o, mains) for o in outs]
+        return tuple(outs)
+    run = innermost
+    for axis in reversed(manual):
+        run = vmap(run, in_axes=tuple(0 if axis in u else None for u in used), out_axes=0, axis_name=axis,
+                   axis_size=mesh.shape[axis])
+    if not check:
+        return run(*stacked)
+    with vma.checked_axes(manual), vma.probe() as backward:
+        outs = run(*stacked)
+    # A body that differentiates is checked on its outputs' batching, as the traced path does
+    # (_check_vma_outputs); otherwise on the vma types inferred while it ran.
+    _raise_if_varying_unnamed(f, mesh, manual, out_specs, out_tree[-1],
+                              batched_vma if backward[0] else typed_vma)
+    return outs
+
+
+def _run_traced(f, body, stacked, used, mesh, manual, out_specs, check, out_tree, checked, in_tree):
+    """Under a transformation (or across processes): the outermost mesh axis is mapped with
+    pmap (vmap under a transformation), the others with vmap over the named axis. The body is
+    traced once: the replication check's trace is what runs, unless the body differentiates."""
+    differentiates, per_device = False, body
+    if check:
+        key = (in_tree, tuple(core.get_aval(x) for x in stacked), tuple(map(frozenset, used)), mesh)
+        if key not in checked:
+            checked[key], closed = _check_replication(f, body, stacked, used, mesh, manual, out_specs, out_tree)
+            if not checked[key]:
+                per_device = _replaying(closed, out_tree)
+        differentiates = checked[key]
+    out_vma = []
+
+    def run(*blocks):
+        outs = per_device(*blocks)
+        if differentiates:
+            mains = vma._mains(manual)
+            out_vma[:] = [vma.value_vma(o, mains) for o in outs]
+        return tuple(outs)
+    # A body that differentiates gets JAX's vma semantics (numjax/_src/vma.py), which need
+    # every mesh axis run as a named vmap axis: each process then evaluates every block.
+    for level, axis in reversed(list(enumerate(manual))):
+        in_axes = tuple(0 if axis in u else None for u in used)
+        run = _map(run, in_axes, axis, mesh.shape[axis], outermost=level == 0 and not differentiates)
+    outer_mapped = bool(manual) and any(manual[0] in u for u in used)
+    if differentiates:
+        with vma.checked_axes(manual):
+            outs = run(*stacked)
+        _check_vma_outputs(f, mesh, manual, out_specs, out_tree[-1], out_vma)
+        return outs
+    if outer_mapped and _across_processes():
+        return _run_local_rows(run, stacked, used, mesh, manual[0])
+    return run(*stacked)
+
+
+def _replaying(closed, out_tree):
+    """The body as its checked trace ``closed`` (its output tree is out_tree's last)."""
+    tree = out_tree[-1]
+
+    def per_device(*blocks):
+        out_tree.append(tree)
+        return _eval_body_jaxpr(closed, blocks)
+    return per_device
+
+
+def _eval_body_jaxpr(closed, blocks):
+    """The body's checked trace run again on ``blocks``: as eval_jaxpr, with each collective
+    bound again where its axis is (the trace saw the axes bound as pmap's; here they may be
+    vmap axes, whose collectives must be lifted into that vmap)."""
+    from . import source_info
+    from .jaxpr import Literal, _literal_value
+    from .lax import parallel
+    env = dict(zip(closed.jaxpr.constvars, closed.consts))
+    env.update(zip(closed.jaxpr.invars, blocks))
+
+    def read(v):
+        return _literal_value(v) if type(v) is Literal else env[v]
+    outer = source_info.set_running(None)   # each equation staged again keeps its position
+    try:
+        for eqn in closed.jaxpr.eqns:
+            source_info.set_running(eqn.source_info or outer)
+            ins = [read(v) for v in eqn.invars]
+            if eqn.primitive is parallel.axis_index_p:
+                outs = parallel.axis_index(eqn.params["axis_name"])
+            elif eqn.primitive in parallel.COLLECTIVES:
+                outs = parallel._bind_lifted(eqn.primitive, *ins, **eqn.params)
+            else:
+                outs = eqn.primitive.bind(*ins, **eqn.params)
+            env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+    finally:
+        source_info.set_running(outer)
+    return [read(v) for v in closed.jaxpr.outvars]
 
 
 def _check_vma_outputs(f, mesh, manual, out_specs, tree, out_vma):
@@ -122,7 +231,7 @@ def _raise_if_varying_unnamed(f, mesh, manual, out_specs, tree, varying):
             _raise_unreplicated(f, mesh, spec, missing, [a for a in manual if a not in named and a not in axes])
 
 
-def _check_replication(f, per_device, stacked, used, mesh, manual, out_specs, out_tree):
+def _check_replication(f, body, stacked, used, mesh, manual, out_specs, out_tree):
     """JAX's check_vma error for an output whose out_spec leaves out a mesh axis it varies over.
 
     The per-device function is traced with every mesh axis bound (as pmap traces it); the mesh
@@ -132,7 +241,8 @@ def _check_replication(f, per_device, stacked, used, mesh, manual, out_specs, ou
     any other operation varies over the union of its operands' axes.
 
     Returns whether the body differentiates (runs a backward pass): such a body is checked on
-    its vmap run instead (_check_vma_outputs), where JAX's vma semantics of reverse mode apply.
+    its vmap run instead (_check_vma_outputs), where JAX's vma semantics of reverse mode apply;
+    and the traced body (a ClosedJaxpr), which the run evaluates when it does not.
     """
     import contextlib
     from .interpreters import partial_eval as pe
@@ -143,46 +253,14 @@ def _check_replication(f, per_device, stacked, used, mesh, manual, out_specs, ou
         for axis in manual:
             stack.enter_context(parallel.bind_pmap_axis(axis, mesh.shape[axis]))
         probe = stack.enter_context(vma.probe())
-        closed = pe.trace_to_jaxpr(per_device, block_avals)
-    tree = out_tree.pop()
+        closed = pe.trace_to_jaxpr(body, block_avals)
+    tree = out_tree[-1]
     if probe[0]:
-        return True
-    varying = _varying(closed.jaxpr, [frozenset(u) for u in used])
+        out_tree.pop()
+        return True, closed
+    varying = jaxpr_vma(closed.jaxpr, [frozenset(u) for u in used])
     _raise_if_varying_unnamed(f, mesh, manual, out_specs, tree, varying)
-    return False
-
-
-_INVARIANT_AFTER = {"psum", "pmax", "pmin"}
-_VARYING_AFTER = {"all_gather", "ppermute", "reduce_scatter", "all_to_all", "axis_index"}
-
-
-def _collective_axes(params):
-    names = params.get("axes", params.get("axis_name"))
-    return frozenset(names if isinstance(names, (tuple, list)) else (names,))
-
-
-def _varying(jaxpr, in_axes):
-    """The mesh axes each output of ``jaxpr`` varies over (see _check_replication)."""
-    env = dict(zip(jaxpr.invars, in_axes))
-
-    def read(v):
-        return env.get(v, frozenset()) if hasattr(v, "count") else frozenset()
-    for eqn in jaxpr.eqns:
-        ins = [read(v) for v in eqn.invars]
-        union = frozenset().union(*ins)
-        name = eqn.primitive.name
-        inner = eqn.params.get("jaxpr")
-        inner = getattr(inner, "jaxpr", inner)
-        if name in _INVARIANT_AFTER:
-            outs = [a - _collective_axes(eqn.params) for a in ins]
-        elif name in _VARYING_AFTER:
-            outs = [union | _collective_axes(eqn.params)] * len(eqn.outvars)
-        elif inner is not None and hasattr(inner, "eqns") and len(inner.invars) == len(ins):
-            outs = _varying(inner, ins)
-        else:
-            outs = [union] * len(eqn.outvars)
-        env.update(zip(eqn.outvars, outs))
-    return [read(v) for v in jaxpr.outvars]
+    return False, closed
 
 
 def _raise_unreplicated(f, mesh, spec, missing, replicated):
@@ -269,20 +347,55 @@ def _specs_per_leaf(specs, tree, what):
     return out
 
 
-def _in_specs_per_leaf(in_specs, args, leaves):
-    if in_specs is None:   # as JAX: taken from the arguments' shardings
-        return [x.sharding.spec if isinstance(getattr(x, "sharding", None), NamedSharding) else PartitionSpec()
-                for x in leaves]
+def _in_specs_per_leaf(in_specs, args, leaves, mesh, manual):
+    """One spec per argument leaf; None marks a leaf passed to the body as it is (JAX: static)."""
+    if in_specs is Infer:
+        return [_inferred_spec(x, mesh, manual) for x in leaves] if _all_explicit(mesh, manual) else \
+            _raise_not_inferable(mesh, manual)
+    if in_specs is None:
+        return [None] * len(leaves)
     if not isinstance(in_specs, (PartitionSpec, tuple, list)):
         raise TypeError(f"shard_map in_specs must be a PartitionSpec or a tuple of them, got {in_specs!r}")
     return _specs_per_leaf(in_specs if isinstance(in_specs, PartitionSpec) else tuple(in_specs), args, "in_specs")
 
 
+def _all_explicit(mesh, manual):
+    return all(mesh.axis_types[mesh.axis_names.index(a)] is AxisType.Explicit for a in manual)
+
+
+def _raise_not_inferable(mesh, manual):
+    types = ", ".join(str(mesh.axis_types[mesh.axis_names.index(a)]) for a in manual)
+    raise TypeError("shard_map in_specs argument must be a pytree of `jax.sharding.PartitionSpec` instances, "
+                    f"but it was `None` when axis_names={frozenset(manual)} are of type {types}. in_specs "
+                    "can be left out only on a mesh whose manual axes are all Explicit (each argument's "
+                    "spec is then read from its sharding type); give in_specs, e.g. "
+                    "in_specs=(P('x'), P()), one PartitionSpec per argument.")
+
+
+def _inferred_spec(x, mesh, manual):
+    """JAX's in_spec for an argument left out of in_specs: its sharding type's spec, keeping
+    only the manual axes (an argument without a sharding type is replicated)."""
+    if isinstance(x, core.Tracer):
+        sharding = getattr(core.get_aval(x), "_sharding", None)
+    else:
+        sharding = getattr(x, "_sharding", None)
+    if sharding is None or not isinstance(sharding, NamedSharding):
+        return PartitionSpec()
+    kept = []
+    for entry in sharding.spec:
+        axes = [a if a in manual else None for a in _axes_of(entry)]
+        while axes and axes[-1] is None:
+            axes.pop()
+        if None in axes:
+            raise ValueError(f"Invalid spec: {sharding.spec!r}: its entry {entry!r} names mesh axes outside "
+                             f"shard_map's axis_names {manual} before one inside them; give in_specs "
+                             "explicitly.")
+        kept.append(None if not axes else axes[0] if not isinstance(entry, tuple) else tuple(axes))
+    return PartitionSpec(*kept)
+
+
 def _check_block(f, mesh, manual, x, spec, i):
     shape = core.get_aval(x).shape
-    if spec is None:
-        raise ValueError(f"shard_map in_specs entry for args[{i}] is None; give a PartitionSpec "
-                         "(P() for a value every device sees whole)")
     if len(spec) > len(shape):
         raise ValueError(f"shard_map applied to {getattr(f, '__name__', f)} got in_specs {spec!r} of length "
                          f"{len(spec)} for args[{i}] of rank {len(shape)} (shape {shape}); the spec can "
@@ -307,10 +420,11 @@ def _check_block(f, mesh, manual, x, spec, i):
                 f"{shape[d]}\n\nPad the input or change the mesh so each block has the same size.")
 
 
-def _check_explicit_input(mesh, x, spec):
-    """As JAX: on a mesh with Explicit axes an input must already be placed as its in_spec says."""
+def _check_explicit_input(mesh, manual, x, spec):
+    """As JAX: when every mesh axis is manual and Explicit, an input must already be placed as
+    its in_spec says."""
     from .api import ShapeDtypeStruct
-    if not any(t is AxisType.Explicit for t in mesh.axis_types):
+    if set(manual) != set(mesh.axis_names) or not _all_explicit(mesh, manual):
         return
     aval = core.get_aval(x)
     have = getattr(x, "_sharding", None)

@@ -170,6 +170,40 @@ rec("smap_all_gather_varies", lambda: error_after_function_name(   # all_gather'
 rec("smap_indivisible", lambda: smap(lambda a: a, auto, P("x"), P("x"))(np.arange(3.0)))
 
 
+# Eager ops on a value placed over an Auto mesh: JAX's compiler places each result over the
+# mesh (numjax by the propagation rules); with_sharding_constraint under jit on Auto axes.
+x44 = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+xg = jax.device_put(x44, NamedSharding(auto_grid, P(None, "x")))
+xr = jax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(auto_grid, P("x")))
+rec("auto_eager_elementwise", lambda: [v.sharding for v in (xg * 2, jnp.sin(xg), xg + 1, xg.astype(jnp.int32),
+                                                              jnp.where(xg > 2, xg, 0.0))])
+rec("auto_eager_reductions", lambda: [v.sharding for v in (xg.sum(0), xg.sum(1), xg.sum(), xg.max(0), xg.argmax(0),
+                                                             jnp.cumsum(xr), jnp.sort(xr))])
+rec("auto_eager_shapes", lambda: [v.sharding for v in (xg.T, xg[0], xg[:, :1], xr[:2], xg[None],
+                                                         jnp.concatenate([xg, xg]), xg.reshape(2, 8))])
+rec("auto_eager_dot", lambda: [jnp.dot(xg, x44).sharding, jnp.dot(xg.T, x44).sharding, (xg @ xg).sharding])
+rec("auto_eager_values", lambda: [xg * 2, jnp.dot(xg, x44), jnp.sort(xr)])
+rec("key_sharding", lambda: [type(jax.random.key(0).sharding).__name__,
+                             type(jax.random.split(jax.random.key(0), 4).sharding).__name__])
+
+
+def _in_mesh(mesh, thunk):
+    with jax.set_mesh(mesh):
+        return thunk()
+
+
+def constrained(a):
+    return jax.lax.with_sharding_constraint(a @ a.T, NamedSharding(auto_grid, P("x", None))) * 2
+
+
+rec("constraint_jit", lambda: [jax.jit(constrained)(xg), jax.jit(constrained)(xg).sharding])
+rec("constraint_jaxpr", lambda: str(jax.make_jaxpr(constrained)(xg)))
+rec("constraint_vmap_jaxpr", lambda: str(jax.make_jaxpr(jax.vmap(constrained))(x44[None])))
+rec("constraint_spec_jaxpr", lambda: _in_mesh(auto_grid, lambda: str(jax.make_jaxpr(
+    lambda a: jax.lax.with_sharding_constraint(a, P(None, "x")))(x44))))
+rec("constraint_grad", lambda: jax.grad(lambda a: constrained(a).sum())(x44))
+
+
 def data_parallel_step(w, batch):
     grads = jax.grad(lambda w, b: jnp.sum((b * w) ** 2))(w, batch)
     return jax.lax.psum(grads, "x")

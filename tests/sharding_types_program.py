@@ -100,6 +100,16 @@ def grad_step(w, batch):
 probe("grad_replicated_param", lambda: str(jax.typeof(jax.jit(grad_step)(
     jax.device_put(np.ones((4, 3), np.float32), P()), x))))
 
+# einsum's out_sharding goes to its last contraction (in that contraction's dimension order)
+a8 = jax.device_put(np.arange(32, dtype=np.float32).reshape(8, 4), P(None, "X"))
+probe("einsum_out_sharding", lambda: str(jax.typeof(jnp.einsum("ij,kj->ik", a8, a8, out_sharding=P("X")))))
+probe("einsum_out_sharding_transposed", lambda: str(jax.typeof(
+    jnp.einsum("ij,kj->ki", a8, a8, out_sharding=P(None, "X")))))
+probe("einsum_out_sharding_value", lambda: np.asarray(
+    jnp.einsum("ij,kj->ki", a8, a8, out_sharding=P(None, "X"))).sum())
+probe("einsum_no_contraction", lambda: str(jax.typeof(jnp.einsum("ij->ji", a8, out_sharding=P("X", None)))))
+probe("einsum_ambiguous", lambda: str(jax.typeof(jnp.einsum("ij,kj->ik", a8, a8))))
+
 auto_mesh = jax.make_mesh((4, 2), ("X", "Y"), (jax.sharding.AxisType.Auto,) * 2)
 jax.set_mesh(auto_mesh)
 xa = jax.device_put(np.arange(16.0, dtype=np.float32).reshape(4, 4), P("X", "Y"))
@@ -113,3 +123,35 @@ def explicit_g(y):
 
 
 probe("explicit_axes", lambda: np.asarray(jax.jit(lambda a: explicit_g(jnp.sin(a), in_sharding=P("X", "Y")) + 1)(xa)).shape)
+
+
+# lax.axis_size and lax.pcast inside shard_map
+probe("axis_size", lambda: np.asarray(jax.shard_map(lambda: jnp.float32(jax.lax.axis_size(("X", "Y"))), in_specs=(),
+                                                    out_specs=P())()).tolist())
+
+
+def swap_carry(v, w):
+    w = jax.lax.pcast(w, "X", to="varying")     # a scan carry must vary as the other does
+    (v, w), _ = jax.lax.scan(lambda c, _: ((c[1], c[0]), ()), (v, w), (), length=3)
+    return v, w
+
+
+probe("pcast_scan", lambda: [np.asarray(o).tolist() for o in jax.shard_map(
+    swap_carry, in_specs=(P("X"), P()), out_specs=P("X"))(jnp.arange(8.0), jnp.arange(2.0))])
+probe("pcast_grad", lambda: np.asarray(jax.grad(lambda w: jax.shard_map(
+    lambda w: jax.lax.pcast(w, "X", to="varying") * (1 + jax.lax.axis_index("X")), in_specs=P(),
+    out_specs=P("X"))(w).sum())(jnp.arange(3.0))).tolist())
+
+
+def allowed_values(thunk):
+    """The error's text with the allowed values sorted (a set's order varies by process)."""
+    try:
+        thunk()
+    except ValueError as e:
+        head, _, values = str(e).partition(": ")
+        return f"ValueError: {head}: {sorted(values.strip('{}').replace(chr(39), '').split(', '))}"
+    return "no error"
+
+
+probe("pcast_bad_to", lambda: allowed_values(lambda: jax.lax.pcast(jnp.ones(2), "X", to="sideways")))
+probe("pcast_set", lambda: jax.lax.pcast(jnp.ones(2), {"X"}, to="varying"))

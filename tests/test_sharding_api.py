@@ -278,6 +278,58 @@ def test_same_results_across_two_processes(tmp_path):
         assert got["is_fully_addressable"] is False
 
 
+GRID = "Mesh('x': 2, 'y': 1, axis_types=(Auto, Auto))"
+
+
+def grid_specs(name):
+    """The specs of the NamedShardings over the 2x1 Auto grid a record lists."""
+    prefix, suffix = f"NamedSharding(mesh={GRID}, spec=", ", memory_kind=device)"
+    out = record()[name]
+    assert all(s.startswith(prefix) and s.endswith(suffix) for s in out), out
+    return [s[len(prefix):-len(suffix)] for s in out]
+
+
+def test_eager_ops_on_an_auto_mesh_place_results_as_jax():
+    """An eager op on a value placed over an Auto mesh gives a result placed over that mesh
+    where JAX's compiler puts it (what JAX 0.10.2 reports, tests/compat checks the record)."""
+    assert grid_specs("auto_eager_elementwise") == ["P(None, 'x')"] * 5
+    # sum/max/argmax over dim 0 keep dim 1's split; a sum over the split dim, a sort along it: replicated
+    assert grid_specs("auto_eager_reductions") == ["P('x',)", "P()", "P()", "P('x',)", "P('x',)", "P('x',)", "P()"]
+    # transpose moves the split; x[0] keeps it; slicing the split dim shorter drops it
+    assert grid_specs("auto_eager_shapes") == ["P('x',)", "P('x',)", "P()", "P()", "P(None, None, 'x')",
+                                               "P(None, 'x')", "P()"]
+    # a contraction over the split dimension replicates; free dimensions keep their split
+    assert grid_specs("auto_eager_dot") == ["P()", "P('x',)", "P(None, 'x')"]
+    x44 = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    twice, dot, sorted_ = record()["auto_eager_values"]
+    np.testing.assert_array_equal(twice, x44 * 2)
+    np.testing.assert_allclose(dot, x44 @ x44, rtol=1e-6)
+    np.testing.assert_array_equal(sorted_, np.arange(8.0))
+
+
+def test_with_sharding_constraint_under_jit_is_an_equation():
+    """Under a trace, with_sharding_constraint on Auto axes is JAX's sharding_constraint
+    equation (its params printed as JAX's), and a jitted output reports the constraint."""
+    value, sharding = record()["constraint_jit"]
+    x44 = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    np.testing.assert_allclose(value, x44 @ x44.T * 2, rtol=1e-6)
+    assert sharding == named(GRID, "P('x',)")
+    text = record()["constraint_jaxpr"]
+    assert "sharding_constraint[\n      context_mesh=Mesh()\n      layout=None\n" in text
+    assert f"sharding=NamedSharding(mesh={GRID}, spec=P('x', None), memory_kind=device)" in text
+    assert "unconstrained_dims=frozenset({})" in text
+    vmapped = record()["constraint_vmap_jaxpr"]
+    assert "spec=P(UNCONSTRAINED, 'x', None)" in vmapped and "unconstrained_dims=frozenset({0})" in vmapped
+    in_mesh = record()["constraint_spec_jaxpr"]   # a bare spec under set_mesh: the abstract mesh
+    assert "context_mesh=AbstractMesh('x': 2, 'y': 1, axis_types=(Auto, Auto)" in in_mesh
+    assert "sharding=NamedSharding(mesh=AbstractMesh('x': 2, 'y': 1" in in_mesh and "spec=P(None, 'x'))" in in_mesh
+    np.testing.assert_allclose(record()["constraint_grad"], 4 * np.ones((4, 4)) @ x44, rtol=1e-5)
+
+
+def test_key_arrays_have_a_sharding():
+    assert record()["key_sharding"] == ["SingleDeviceSharding"] * 2
+
+
 DISAGREEING = """import numpy as np
 import numjax as jax
 from numjax.sharding import NamedSharding, PartitionSpec as P

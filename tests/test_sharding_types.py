@@ -44,6 +44,14 @@ def lines():
     ("grad_replicated_param", "float32[4,3]"), ("explicit_axes", "(4, 4)"),
     ("zeros_out_sharding", "float32[8@X,4]"), ("full_out_sharding", "~float32[8,4@Y]"),
     ("reshape_out_sharding", "float32[2,4@X,4@Y]"), ("reshape_out_sharding_jit", "float32[2,4@X,4@Y]"),
+    ("einsum_out_sharding", "float32[8@X,8]"), ("einsum_out_sharding_transposed", "float32[8,8@X]"),
+    ("einsum_no_contraction", "float32[4@X,8]"), ("axis_size", "8.0"), ("einsum_out_sharding_value", "61824.0"),
+    ("pcast_scan", "[[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]]"),
+    # pcast's transpose sums the four devices' cotangents (1 + axis_index: 1 + 2 + 3 + 4)
+    ("pcast_grad", "[10.0, 10.0, 10.0]"),
+    ("pcast_bad_to", "ValueError: Got unexpected `to` value. Allowed `to` values are: "
+                     "['reduced', 'unreduced', 'varying']"),
+    ("pcast_set", "TypeError: axis_name={'X'} must be a tuple or a str. Got {'X'}"),
 ])
 def test_types_as_jax_prints_them(lines, name, expected):
     assert lines[name] == expected
@@ -58,6 +66,7 @@ def test_types_as_jax_prints_them(lines, name, expected):
                 "sharded result: i32[4@X,4@X]"),
     ("incompatible", "ShardingTypeError: add got incompatible shardings for broadcasting"),
     ("dot_ambiguous", "ShardingTypeError: Contracting dimensions are sharded and it is ambiguous"),
+    ("einsum_ambiguous", "ShardingTypeError: Contracting dimensions are sharded and it is ambiguous"),
 ])
 def test_errors_as_jax_raises_them(lines, name, start):
     assert lines[name].startswith(start)

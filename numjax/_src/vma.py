@@ -21,6 +21,7 @@ import threading
 from .. import core
 from ..interpreters import batching
 from ..jaxpr import Literal
+from ..shmap_eager import ShardMapTracer
 
 
 class _State(threading.local):
@@ -75,7 +76,8 @@ def _batched_at(x, main):
             return x.batch_dim is not batching.not_mapped
         if x._trace.main.level < main.level:
             return False
-        inner = getattr(x, "val", None) if isinstance(x, batching.BatchTracer) else getattr(x, "primal", None)
+        inner = getattr(x, "val", None) if isinstance(x, (batching.BatchTracer, ShardMapTracer)) \
+            else getattr(x, "primal", None)
         if inner is None:
             return True
         x = inner
@@ -160,6 +162,8 @@ class VmaTranspose:
 
 def _unbatched(x, mains):
     """``x`` (equal along the batch axes of ``mains``) without those batch dimensions."""
+    if isinstance(x, ShardMapTracer):     # an eager shard_map's value: the batched one below
+        return ShardMapTracer(x._trace, _unbatched(x.val, mains), x.vma)
     if not isinstance(x, batching.BatchTracer) or not mains or \
             x._trace.main.level < min(m.level for m in mains):
         return x

@@ -30,8 +30,8 @@ from .convolution import *  # noqa: F401,F403
 from .windowed_reductions import *  # noqa: F401,F403
 from . import low_precision  # noqa: F401
 from . import eager_kernels  # noqa: F401
-from .parallel import (all_gather, all_to_all, axis_index, pmax, pmean, pmin,  # noqa: F401
-                       ppermute, psum, psum_scatter, pswapaxes)
+from .parallel import (all_gather, all_to_all, axis_index, axis_size, pcast, pmax, pmean,  # noqa: F401
+                       pmin, ppermute, psum, psum_scatter, pswapaxes)
 # The primitives under JAX's names (for code that inspects jaxpr equations).
 from .reductions import (argmax_p, argmin_p, cummax_p, cummin_p, cumprod_p, cumsum_p,  # noqa: F401,E402
                          reduce_and_p, reduce_max_p, reduce_min_p, reduce_or_p, reduce_prod_p, reduce_sum_p)

@@ -60,9 +60,43 @@ def _find_axis(name):
                     f"vmap) are available to collective operations: {bound}")
 
 
-def axis_size(name):
-    kind, where = _find_axis(name)
+def axis_size(axis_name):
+    """``lax.axis_size``: the size of a bound axis (a tuple of names: their product), a
+    Python int."""
+    if isinstance(axis_name, (tuple, list)):
+        return int(np.prod([axis_size(n) for n in axis_name], dtype=np.int64))
+    kind, where = _find_axis(axis_name)
     return where.global_data.size if kind == "vmap" else where
+
+
+_PCAST_TO = ("unreduced", "reduced", "varying")
+
+
+def pcast(x, axis_name, *, to):
+    """``lax.pcast(x, axis_name, to='varying')``: ``x`` (the same values) as a value that may
+    differ across the named axes (JAX's pvary). numjax's shard_map tracks variance by how a
+    value is mapped over each axis, so this is a select on a per-device predicate that is
+    always true: the result is mapped over the axes, and its transpose sums the cotangent over
+    them (pvary's transpose, a psum)."""
+    from .. import tree_util
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+    axes = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    if not axis_name:
+        return x
+    if to not in _PCAST_TO:
+        raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {set(_PCAST_TO)}")
+    if to != "varying":
+        raise NotImplementedError(f"lax.pcast(..., to={to!r}): numjax has no unreduced/reduced values inside "
+                                  "shard_map yet; only to='varying' is supported")
+
+    def vary(leaf):
+        from .elementwise import ge_p, select_n
+        for name in axes:
+            everywhere = ge_p.bind(axis_index(name), np.int32(0))
+            leaf = select_n(everywhere, leaf, leaf)
+        return leaf
+    return tree_util.tree_map(vary, x)
 
 
 def _lift(x, name):
@@ -213,7 +247,12 @@ def axis_index(axis_name):
     if kind == "vmap":
         from .shape import iota
         trace = batching.BatchTrace(where)
-        return batching.BatchTracer(trace, iota(np.int32, where.global_data.size), 0)
+        index = batching.BatchTracer(trace, iota(np.int32, where.global_data.size), 0)
+        from ..shmap_eager import ShardMapTrace
+        top = core.current_trace_stack()[-1]
+        if top.trace_type is ShardMapTrace:     # an eager shard_map's body: its value (printed
+            return ShardMapTrace(top).pure(index)   # per device, as JAX's)
+        return index
     return axis_index_p.bind(axis_name=axis_name)
 
 

@@ -3,6 +3,7 @@
 numjax/sharding_types.py).  numjax computes one global program, so it moves no data."""
 from .. import core
 from ..interpreters import ad, batching
+from ..jaxpr import param_printers
 from ._base import make_primitive
 
 
@@ -44,3 +45,59 @@ def _reshard_batch(vals, dims, *, dst_sharding):
 
 
 batching.batch_rules[reshard_p] = _reshard_batch
+
+
+# ---------------------------------------------------------------- sharding_constraint
+# ``lax.with_sharding_constraint`` under a trace (on Auto mesh axes): the identity on values
+# that records the sharding asked for, so a jitted program's output reports it (JAX's
+# compiler would lay the value out so). ``sharding`` is over the abstract mesh, its spec
+# padded to the rank with UNCONSTRAINED at ``unconstrained_dims``.
+
+def _constraint_abstract_eval(x, *, sharding, layout, context_mesh, unconstrained_dims):
+    return x
+
+
+def _constraint_impl(x, *, sharding, layout, context_mesh, unconstrained_dims):
+    return x
+
+
+sharding_constraint_p = make_primitive("sharding_constraint", _constraint_impl, _constraint_abstract_eval,
+                                       elementwise=True)
+
+
+def sharding_constraint(x, sharding, context_mesh):
+    """``x`` constrained to ``sharding`` (a NamedSharding over an AbstractMesh)."""
+    return sharding_constraint_p.bind(x, sharding=sharding, layout=None, context_mesh=context_mesh,
+                                      unconstrained_dims=frozenset(_unconstrained(sharding.spec)))
+
+
+def _unconstrained(spec):
+    from ..sharding import UNCONSTRAINED
+    return {d for d, e in enumerate(spec) if e is UNCONSTRAINED}
+
+
+ad.deflinear2(sharding_constraint_p, lambda ct, x, **params: [sharding_constraint_p.bind(ct, **params)])
+
+
+def _constraint_batch(vals, dims, *, sharding, layout, context_mesh, unconstrained_dims):
+    (x,), (d,) = vals, dims
+    from ..sharding import UNCONSTRAINED, NamedSharding, PartitionSpec
+    spec = list(sharding.spec)
+    spec.insert(d, UNCONSTRAINED)        # the batch dimension is left to the compiler
+    sharding = NamedSharding(sharding.mesh, PartitionSpec(*spec, unreduced=sharding.spec.unreduced))
+    return sharding_constraint_p.bind(x, sharding=sharding, layout=layout, context_mesh=context_mesh,
+                                      unconstrained_dims=frozenset(_unconstrained(spec))), d
+
+
+batching.batch_rules[sharding_constraint_p] = _constraint_batch
+
+
+class _SetText(frozenset):
+    """A frozenset printed as JAX prints the param (``frozenset({})`` when empty)."""
+    def __str__(self):
+        return "frozenset({" + ", ".join(map(repr, sorted(self))) + "})"
+
+
+param_printers[sharding_constraint_p] = lambda p: {
+    "context_mesh": p["context_mesh"], "layout": p["layout"], "sharding": p["sharding"],
+    "unconstrained_dims": _SetText(p["unconstrained_dims"])}

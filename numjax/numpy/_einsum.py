@@ -182,7 +182,7 @@ def _squeeze_broadcast_ones(x, spec, sizes):
     return x
 
 
-def _contract_pair(a, sa, b, sb, keep, precision, preferred):
+def _contract_pair(a, sa, b, sb, keep, precision, preferred, out_sharding=None):
     a, sa = _sum_labels(a, sa, keep | set(sb))
     b, sb = _sum_labels(b, sb, keep | set(sa))
     shared = [c for c in sa if c in sb]
@@ -190,13 +190,14 @@ def _contract_pair(a, sa, b, sb, keep, precision, preferred):
     contract = [c for c in shared if c not in keep]
     dims = (([sa.index(c) for c in contract], [sb.index(c) for c in contract]),
             ([sa.index(c) for c in batch], [sb.index(c) for c in batch]))
-    out = lax.dot_general(a, b, dims, precision=precision, preferred_element_type=preferred)
+    out = lax.dot_general(a, b, dims, precision=precision, preferred_element_type=preferred,
+                          out_sharding=out_sharding)
     spec = "".join(batch) + "".join(c for c in sa if c not in shared) + "".join(c for c in sb if c not in shared)
     return out, spec
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
-           preferred_element_type=None, _dot_general=None):
+           preferred_element_type=None, _dot_general=None, out_sharding=None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
     if not isinstance(subscripts, str):
@@ -215,19 +216,48 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     for idx, (x, spec) in enumerate(terms):
         others = set("".join(s for k, (_, s) in enumerate(terms) if k != idx)) | set(out_spec)
         terms[idx] = _sum_labels(x, spec, others)
-    for pair in path:
+    for n, pair in enumerate(path):
         i, j = sorted(pair)
         (a, sa), (b, sb) = terms[i], terms[j]
         rest = [t for k, t in enumerate(terms) if k not in (i, j)]
         keep = set(out_spec).union(*(set(s) for _, s in rest)) if rest else set(out_spec)
-        terms = rest + [_contract_pair(a, sa, b, sb, keep, precision, preferred_element_type)]
+        # The last contraction makes the result: JAX gives it out_sharding.
+        last = _in_label_order(out_sharding, out_spec, _pair_spec(sa, sb, keep)) if n == len(path) - 1 else None
+        terms = rest + [_contract_pair(a, sa, b, sb, keep, precision, preferred_element_type, last)]
     (x, spec), = terms
     x, spec = _sum_labels(x, spec, set(out_spec))
     if spec != out_spec:
         x = lax.transpose(x, tuple(spec.index(c) for c in out_spec))
     if preferred_element_type is not None and get_aval(x).dtype != np.dtype(preferred_element_type):
         x = lax._convert_element_type(x, preferred_element_type, False)
+    if out_sharding is not None and (not path or last is None):     # no contraction took it
+        from ..sharding import reshard
+        x = reshard(x, out_sharding)
     return x
+
+
+def _pair_spec(sa, sb, keep):
+    """The labels of _contract_pair's result, in its order (without computing it)."""
+    sa = "".join(c for c in sa if c in keep or c in sb)
+    sb = "".join(c for c in sb if c in keep or c in sa)
+    shared = [c for c in sa if c in sb]
+    batch = [c for c in shared if c in keep]
+    return "".join(batch) + "".join(c for c in sa if c not in shared) + "".join(c for c in sb if c not in shared)
+
+
+def _in_label_order(out_sharding, out_spec, spec):
+    """``out_sharding`` (of the result, labels ``out_spec``) for a value labelled ``spec``
+    that becomes the result by a transpose; None when more work follows (a sum)."""
+    if out_sharding is None or spec == out_spec:
+        return out_sharding
+    if sorted(spec) != sorted(out_spec):
+        return None
+    from ..sharding import PartitionSpec
+    given = out_sharding if isinstance(out_sharding, PartitionSpec) else out_sharding.spec
+    entries = tuple(given) + (None,) * (len(out_spec) - len(given))
+    spec_entries = PartitionSpec(*(entries[out_spec.index(c)] for c in spec), unreduced=given.unreduced,
+                                 reduced=given.reduced)
+    return spec_entries if isinstance(out_sharding, PartitionSpec) else out_sharding.with_spec(spec_entries)
 
 
 def einsum_path(subscripts, /, *operands, optimize="auto"):
