@@ -280,10 +280,24 @@ def set_mesh(mesh):
     return setter(mesh)
 
 
-def shard_map(f=None, /, **options):
-    """``jax.shard_map``: see numjax/shmap.py (its keyword arguments and their defaults)."""
+class InferFromArgs:
+    """shard_map's default ``in_specs``: each argument's spec read from its sharding type (all
+    manual mesh axes must then be Explicit), as JAX 0.10's ``Infer``."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "jax.sharding.Infer"
+
+
+Infer = InferFromArgs()
+
+
+def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=frozenset(),
+              check_vma=True, check_rep=None):
+    """``jax.shard_map``: see numjax/shmap.py."""
     from .shmap import shard_map as smap
-    return smap(f, **options)
+    return smap(f, out_specs=out_specs, in_specs=in_specs, mesh=mesh, axis_names=axis_names,
+                check_vma=check_vma, check_rep=check_rep)
 
 
 def block_until_ready(x):

@@ -94,7 +94,9 @@ class ClosedJaxpr:
 
 # ---------------------------------------------------------------- evaluation
 
-def eval_jaxpr(jaxpr, consts, *args):
+def eval_jaxpr(jaxpr, consts, *args, bind_eqn=None):
+    """Evaluate ``jaxpr``; ``bind_eqn(eqn, operands)``, when given, applies an equation in
+    place of binding its primitive again (shard_map rebinds collectives where their axes are)."""
     env = {}
 
     def read(v):
@@ -112,7 +114,10 @@ def eval_jaxpr(jaxpr, consts, *args):
     try:
         for eqn in jaxpr.eqns:
             source_info.set_running(eqn.source_info or outer)
-            outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+            if bind_eqn is None:
+                outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+            else:
+                outs = bind_eqn(eqn, [read(v) for v in eqn.invars])
             if not eqn.primitive.multiple_results:
                 outs = [outs]
             for v, val in zip(eqn.outvars, outs):

@@ -440,8 +440,7 @@ def attach(arr, sharding, copy=False):
         from .sharding_types import typed_array
         return typed_array(arr, sharding)
     if isinstance(sharding, NamedSharding) and not getattr(arr, "_on_device", False):
-        from .sharding_rules import PlacedArray     # eager ops on it place their results
-        from .sharding_types import activate
+        from .sharding_types import PlacedArray, activate    # eager ops on it place their results
         activate()
         arr = PlacedArray(arr._value, arr.weak_type)
     elif copy or getattr(arr, "_sharding", None) is not None:

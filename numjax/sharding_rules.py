@@ -266,13 +266,8 @@ def _spec_on(sharding, mesh, aval):
 
 # ---------------------------------------------------------------- eager ops on an Auto mesh
 # JAX runs an eager op as a one-primitive jitted program; its compiler places the result over
-# the operands' mesh. numjax places it by the same rules as a jitted program's outputs.
-
-class PlacedArray(Array):
-    """An Array placed on a mesh by a NamedSharding naming no Explicit axis: eager ops on it
-    give results placed by the rules above (its operators take the general path for that)."""
-    __slots__ = ()
-
+# the operands' mesh. numjax places it by the same rules as a jitted program's outputs
+# (operands that are sharding_types.PlacedArray).
 
 class _Eqn:
     """What the rules read of an equation, for one eager op."""
@@ -294,7 +289,7 @@ class _Var:
 def eager_placed(prim, impl, args, params):
     """Evaluate ``prim`` on operands some of which are PlacedArrays; place the results."""
     result = impl(*args, **params)
-    mesh = next(a._sharding.mesh for a in args if type(a) is PlacedArray)
+    mesh = next(a._sharding.mesh for a in args if type(a) is sharding_types.PlacedArray)
     outs = list(result) if prim.multiple_results else [result]
     if not any(type(o) is Array for o in outs):
         return result

@@ -35,6 +35,13 @@ class TypedShardingArray(Array):
                                 type_sharding(self._sharding, self._value.ndim))
 
 
+class PlacedArray(Array):
+    """An Array placed on a mesh by a NamedSharding naming no Explicit axis: eager ops on it
+    give results placed by numjax/sharding_rules.py's rules (its operators take the general
+    path for that)."""
+    __slots__ = ()
+
+
 def type_sharding(named, ndim):
     """The sharding a value placed by ``named`` has in its type: the abstract mesh and the
     spec padded to the rank, keeping only the Explicit axes' names."""
@@ -84,7 +91,6 @@ def activate():
         # Array's operators have a short eager path that would drop the sharding: this class
         # takes the general ones (those tracers have).
         from .numpy import _operators
-        from .sharding_rules import PlacedArray
         for name in _operators._FAST_BINARY:
             setattr(TypedShardingArray, name, core.Tracer.__dict__[name])
             setattr(PlacedArray, name, core.Tracer.__dict__[name])
@@ -201,13 +207,13 @@ def _check_no_duplicates(prim, avals, in_specs, out, spec):
 # ---------------------------------------------------------------- eager evaluation
 
 def eager(prim, impl, args, params):
-    from .sharding_rules import PlacedArray, eager_placed
     """Evaluate ``prim`` now; when an operand carries an Explicit sharding (or one is asked
     for), the results are placed as their types say, on the operands' concrete mesh."""
     named = [a._sharding for a in args if type(a) is TypedShardingArray]
     requested = _requested(params)
     if not named and requested is None:
         if any(type(a) is PlacedArray for a in args):
+            from .sharding_rules import eager_placed
             return eager_placed(prim, impl, args, params)
         return impl(*args, **params)
     out_avals = prim.abstract_eval(*[core.get_aval(a) for a in args], **params)

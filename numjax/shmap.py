@@ -43,18 +43,8 @@ from . import core, tree_util
 from ._src import vma
 from . import sharding_types
 from .shmap_eager import jaxpr_vma
+from .api import Infer
 from .sharding import AxisType, NamedSharding, PartitionSpec, _axes_of, _padded, attach, current_mesh, _state
-
-
-class InferFromArgs:
-    """The default ``in_specs``: each argument's spec read from its sharding type (all manual
-    mesh axes must then be Explicit), as JAX 0.10's ``Infer``."""
-
-    def __repr__(self):
-        return "jax.sharding.Infer"
-
-
-Infer = InferFromArgs()
 
 
 def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=frozenset(), check_vma=True,
@@ -186,32 +176,19 @@ def _replaying(closed, out_tree):
 
 
 def _eval_body_jaxpr(closed, blocks):
-    """The body's checked trace run again on ``blocks``: as eval_jaxpr, with each collective
-    bound again where its axis is (the trace saw the axes bound as pmap's; here they may be
-    vmap axes, whose collectives must be lifted into that vmap)."""
-    from . import source_info
-    from .jaxpr import Literal, _literal_value
+    """The body's checked trace run again on ``blocks``, with each collective bound again where
+    its axis is (the trace saw the axes bound as pmap's; here they may be vmap axes, whose
+    collectives must be lifted into that vmap)."""
+    from .jaxpr import eval_jaxpr
     from .lax import parallel
-    env = dict(zip(closed.jaxpr.constvars, closed.consts))
-    env.update(zip(closed.jaxpr.invars, blocks))
 
-    def read(v):
-        return _literal_value(v) if type(v) is Literal else env[v]
-    outer = source_info.set_running(None)   # each equation staged again keeps its position
-    try:
-        for eqn in closed.jaxpr.eqns:
-            source_info.set_running(eqn.source_info or outer)
-            ins = [read(v) for v in eqn.invars]
-            if eqn.primitive is parallel.axis_index_p:
-                outs = parallel.axis_index(eqn.params["axis_name"])
-            elif eqn.primitive in parallel.COLLECTIVES:
-                outs = parallel._bind_lifted(eqn.primitive, *ins, **eqn.params)
-            else:
-                outs = eqn.primitive.bind(*ins, **eqn.params)
-            env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
-    finally:
-        source_info.set_running(outer)
-    return [read(v) for v in closed.jaxpr.outvars]
+    def bind_eqn(eqn, ins):
+        if eqn.primitive is parallel.axis_index_p:
+            return parallel.axis_index(eqn.params["axis_name"])
+        if eqn.primitive in parallel.COLLECTIVES:
+            return parallel._bind_lifted(eqn.primitive, *ins, **eqn.params)
+        return eqn.primitive.bind(*ins, **eqn.params)
+    return eval_jaxpr(closed.jaxpr, closed.consts, *blocks, bind_eqn=bind_eqn)
 
 
 def _check_vma_outputs(f, mesh, manual, out_specs, tree, out_vma):

@@ -10,13 +10,10 @@ import numjax.numpy as jnp
 from numjax import lax
 from numjax.config import config
 from numjax.lax import _summation
-from helpers import jit_compiled
+from helpers import assert_eager_equals_jit, jit_compiled, wide_range_data
 
 
-def _data(shape, dtype, seed=0):
-    # A wide dynamic range, so that the order of additions shows in the last bits.
-    rng = np.random.default_rng(seed)
-    return (rng.standard_normal(shape) * 10.0 ** rng.uniform(-4, 4, shape)).astype(dtype)
+_data = wide_range_data
 
 
 @pytest.fixture
@@ -86,12 +83,7 @@ def _cases(axes):
 def test_eager_and_jit_agree_bit_for_bit(request, dtype, shape, axes):
     if dtype == np.float64:
         request.getfixturevalue("x64")
-    x = _data(shape, dtype)
-    for name, f in _cases(axes).items():
-        eager = np.asarray(f(jnp.asarray(x)))
-        jitted = np.asarray(jit_compiled(f, x))
-        assert eager.dtype == jitted.dtype == dtype
-        assert np.array_equal(eager, jitted), name
+    assert_eager_equals_jit(_cases(axes), _data(shape, dtype))
 
 
 @pytest.mark.parametrize("shape,axes", [((4097, 33), (0,)), ((130, 4, 5), (0, 1)), ((65, 3), (0,))])

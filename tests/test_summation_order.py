@@ -9,13 +9,10 @@ import numjax
 import numjax.numpy as jnp
 from numjax import lax
 from numjax.lax import _summation
-from helpers import jit_compiled
+from helpers import assert_eager_equals_jit, jit_compiled, wide_range_data
 
 
-def _data(shape, dtype, seed=0):
-    # A wide dynamic range, so that the order of additions shows in the last bits.
-    rng = np.random.default_rng(seed)
-    return (rng.standard_normal(shape) * 10.0 ** rng.uniform(-4, 4, shape)).astype(dtype)
+_data = wide_range_data
 
 
 def _documented_row(row, dtype, product=False):
@@ -83,11 +80,7 @@ def test_eager_and_jit_sums_agree_bit_for_bit(request, dtype, shape, axes):
         "long": lambda a: lax.reduce_sum(jnp.abs(a) * 2 + 1 - a / 3 + a * a - 4 * a, axes),
         "prod": lambda a: lax.reduce_prod(a * 1e-6 + 1, axes),
     }
-    for name, f in cases.items():
-        eager = np.asarray(f(jnp.asarray(x)))
-        jitted = np.asarray(jit_compiled(f, x))
-        assert eager.dtype == jitted.dtype
-        assert np.array_equal(eager, jitted), (name, eager.ravel()[:4], jitted.ravel()[:4])
+    assert_eager_equals_jit(cases, x)
 
 
 @pytest.mark.parametrize("shape,axes", [((3 * 10 ** 5,), (0,)), ((40, 5003), (1,)), ((40, 5003), (0, 1))])

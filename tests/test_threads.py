@@ -253,55 +253,67 @@ def test_config_context_managers_apply_to_their_own_thread():
 # count the threads that do the work (threads that ran on a CPU while the kernels ran), in a
 # fresh process so that no other test's threads are counted.
 
-_TEAM_SCRIPT = """
-    import os, sys, threading
-    import numpy as np
-    import numjax, numjax.numpy as jnp
-    from numjax.config import config
-    f = numjax.jit(lambda v: jnp.cos(jnp.tanh(v) * 0.5))
-    x = np.linspace(-1, 1, 1 << 20, dtype=np.float32)
-    want = np.cos(np.tanh(x) * np.float32(0.5))
+# What both thread-counting scripts start with: a jitted elementwise program on 1M elements
+# and a count of the threads that ran 1 ms or more during 30 checked calls (each of n threads
+# runs ~1/n of ~100 ms of chunks; an idle one runs nothing, a woken one with no chunk left spins
+# a few µs per call).
+_THREAD_PROBE = """
+import os, sys, threading
+import numpy as np
+import numjax, numjax.numpy as jnp
+f = numjax.jit(lambda v: jnp.cos(jnp.tanh(v) * 0.5))
+x = np.linspace(-1, 1, 1 << 20, dtype=np.float32)
+want = np.cos(np.tanh(x) * np.float32(0.5))
 
-    def cpu_ns():
-        out = {}
-        for t in os.listdir("/proc/self/task"):
-            try:
-                with open(f"/proc/self/task/{t}/schedstat") as fh:
-                    out[t] = int(fh.read().split()[0])
-            except OSError:
-                pass          # a thread that has just exited
-        return out
+def cpu_ns():
+    out = {}
+    for t in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{t}/schedstat") as fh:
+                out[t] = int(fh.read().split()[0])
+        except OSError:
+            pass          # a thread that has just exited
+    return out
 
-    def working_threads():
-        f(x)
-        before = cpu_ns()
-        for _ in range(30):
-            np.testing.assert_allclose(np.asarray(f(x)), want, rtol=2e-6, atol=1e-6)
-        after = cpu_ns()
-        # Threads that ran 1 ms or more: each of n threads runs ~1/n of ~100 ms of chunks; an
-        # idle one runs nothing, a woken one with no chunk left spins a few µs per call.
-        return sum(after[t] - before.get(t, 0) > 1_000_000 for t in after)
+def threads_working(check):
+    before = cpu_ns()
+    for _ in range(30):
+        check(np.asarray(f(x)))
+    after = cpu_ns()
+    return sum(after[t] - before.get(t, 0) > 1_000_000 for t in after)
+"""
 
-    def team_threads():
-        return sum(t.name.startswith("numjax-") for t in threading.enumerate())
+_TEAM_SCRIPT = _THREAD_PROBE + """
+from numjax.config import config
 
-    counts = [(config.numjax_num_threads, working_threads(), team_threads())]
-    for n in (1, 2, 4, 3):
-        config.update("numjax_num_threads", n)
-        counts.append((n, working_threads(), team_threads()))
-    print("COUNTS", counts)
+def working_threads():
+    f(x)
+    return threads_working(lambda got: np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6))
+
+def team_threads():
+    return sum(t.name.startswith("numjax-") for t in threading.enumerate())
+
+counts = [(config.numjax_num_threads, working_threads(), team_threads())]
+for n in (1, 2, 4, 3):
+    config.update("numjax_num_threads", n)
+    counts.append((n, working_threads(), team_threads()))
+print("COUNTS", counts)
 """
 
 
-def _team_counts(**env):
+def _counts(script, **env):
+    """The value a script printed after ``COUNTS`` (run in a fresh process with ``env``)."""
     import os
     import subprocess
-    import textwrap
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(_TEAM_SCRIPT)], capture_output=True,
-                         text=True, timeout=600, env=dict(os.environ, **env))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, **env))
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("COUNTS ")), None)
     assert line is not None, out.stdout + out.stderr
-    return eval(line[len("COUNTS "):])     # noqa: S307  (a list of int tuples printed above)
+    return eval(line[len("COUNTS "):])     # noqa: S307  (ints printed by the script)
+
+
+def _team_counts(**env):
+    return _counts(_TEAM_SCRIPT, **env)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc/self/task")
@@ -368,53 +380,22 @@ def test_native_calls_split_into_more_pieces_than_threads_give_the_same_bits():
         np.testing.assert_array_equal(out, want, err_msg=str((threads, pieces)))
 
 
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc/self/task")
 def test_a_call_finding_the_runner_busy_runs_in_its_own_thread():
     """One call at a time runs on the native runner (libgomp gives each calling thread a pool of
     its own, so concurrent callers would each add ``numjax_num_threads - 1`` running threads);
     a call made while another holds the runner runs its loop in the calling thread alone."""
-    import os
-    import subprocess
-    import textwrap
-    script = textwrap.dedent('''
-        import os, threading
-        import numpy as np
-        import numjax, numjax.numpy as jnp
-        from numjax.lowering import cpu_runtime
-        f = numjax.jit(lambda v: jnp.cos(jnp.tanh(v) * 0.5))
-        x = np.linspace(-1, 1, 1 << 20, dtype=np.float32)
-        want = np.cos(np.tanh(x) * np.float32(0.5))
-        f(x)
-
-        def cpu_ns():
-            out = {}
-            for t in os.listdir("/proc/self/task"):
-                try:
-                    with open(f"/proc/self/task/{t}/schedstat") as fh:
-                        out[t] = int(fh.read().split()[0])
-                except OSError:
-                    pass
-            return out
-
-        def working_threads():
-            before = cpu_ns()
-            for _ in range(30):
-                np.testing.assert_array_equal(np.asarray(f(x)), got)
-            after = cpu_ns()
-            return sum(after[t] - before.get(t, 0) > 1_000_000 for t in after)
-        got = np.asarray(f(x))
-        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
-        free = working_threads()
-        holder = threading.Thread(target=cpu_runtime._runner_busy.acquire)
-        holder.start()
-        holder.join()                   # another thread's call "holds" the runner
-        busy = working_threads()
-        cpu_runtime._runner_busy.release()
-        print("COUNTS", (free, busy, working_threads()))
-    ''')
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
-                         env=dict(os.environ, NUMJAX_NUM_THREADS="2", NUMJAX_NATIVE_PARALLEL="1"))
-    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("COUNTS ")), None)
-    assert line is not None, out.stdout + out.stderr
-    assert eval(line[len("COUNTS "):]) == (2, 1, 2)     # noqa: S307  (a tuple printed above)
+    script = _THREAD_PROBE + """
+from numjax.lowering import cpu_runtime
+got = np.asarray(f(x))
+np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+same = lambda r: np.testing.assert_array_equal(r, got)   # noqa: E731
+free = threads_working(same)
+holder = threading.Thread(target=cpu_runtime._runner_busy.acquire)
+holder.start()
+holder.join()                   # another thread's call "holds" the runner
+busy = threads_working(same)
+cpu_runtime._runner_busy.release()
+print("COUNTS", (free, busy, threads_working(same)))
+"""
+    assert _counts(script, NUMJAX_NUM_THREADS="2", NUMJAX_NATIVE_PARALLEL="1") == (2, 1, 2)

@@ -216,6 +216,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
     for idx, (x, spec) in enumerate(terms):
         others = set("".join(s for k, (_, s) in enumerate(terms) if k != idx)) | set(out_spec)
         terms[idx] = _sum_labels(x, spec, others)
+    last = None    # the sharding the last contraction was given
     for n, pair in enumerate(path):
         i, j = sorted(pair)
         (a, sa), (b, sb) = terms[i], terms[j]
@@ -230,7 +231,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None,
         x = lax.transpose(x, tuple(spec.index(c) for c in out_spec))
     if preferred_element_type is not None and get_aval(x).dtype != np.dtype(preferred_element_type):
         x = lax._convert_element_type(x, preferred_element_type, False)
-    if out_sharding is not None and (not path or last is None):     # no contraction took it
+    if out_sharding is not None and last is None:     # no contraction took it
         from ..sharding import reshard
         x = reshard(x, out_sharding)
     return x

@@ -100,20 +100,24 @@ def _failure(mode, timeout="60", mpiexec_args=()):
                mpiexec_args=mpiexec_args)
 
 
+def _assert_failed_within(r, seconds):
+    """The job ended with an error, well before the processes' timeout (nobody waited it out)."""
+    assert r.returncode != 0, r
+    assert r.seconds < seconds, r
+
+
 @needs_mpi
 @pytest.mark.mpi_smoke
 def test_failed_process_ends_the_job_with_its_name():
     r = _failure("raise")
-    assert r.returncode != 0, r
-    assert r.seconds < 30, r       # the surviving process must not wait out its 60 s timeout
+    _assert_failed_within(r, 30)       # the surviving process must not wait out its 60 s timeout
     assert "numjax: process 1 failed: RuntimeError: deliberate failure in process 1" in r.stderr, r
 
 
 @needs_mpi
 def test_hung_process_times_out_with_a_clear_error():
     r = _failure("hang", timeout="3")
-    assert r.returncode != 0, r
-    assert r.seconds < 60, r
+    _assert_failed_within(r, 60)
     assert ("numjax: process 0 of 2 waited 3 s in pmap (comparing the processes' argument shapes: "
             "1 local shards of float32[3]) and not every process joined it") in r.stderr, r
     assert r.stderr.count("waited 3 s") == 2, r     # the message, then the abort line repeating it
@@ -123,8 +127,7 @@ def test_hung_process_times_out_with_a_clear_error():
 @needs_mpi
 def test_timeout_in_a_collective_names_it():
     r = _failure("skip", timeout="3")
-    assert r.returncode != 0, r
-    assert r.seconds < 25, r       # the abort also ends process 1's 30 s sleep
+    _assert_failed_within(r, 25)       # the abort also ends process 1's 30 s sleep
     assert ("numjax: process 0 of 2 waited 3 s in pmap psum over axis 'i' (MPI allreduce sum of "
             "float32[3]) and not every process joined it") in r.stderr, r
 
@@ -136,8 +139,7 @@ def test_process_dying_ends_the_job(mode):
     SIGKILL): it names that process's pid and exit status, and kills the others before they
     could print anything; the others must not be left waiting for their timeout."""
     r = _failure(mode, timeout="60")
-    assert r.returncode != 0, r
-    assert r.seconds < 30, r
+    _assert_failed_within(r, 30)
 
 
 @needs_mpi
@@ -147,8 +149,7 @@ def test_dead_process_is_named(mode):
     error under mpiexec -disable-auto-cleanup), numjax names it well before the 60 s timeout.
     (A process killed by a signal makes mpich's mpiexec SIGKILL the others even then.)"""
     r = _failure(mode, timeout="60", mpiexec_args=("-disable-auto-cleanup",))
-    assert r.returncode != 0, r
-    assert r.seconds < 30, r
+    _assert_failed_within(r, 30)
     named = {"crash": "numjax: process 0 of 2: mpiexec reports a failed process of the job: process 1 (pid ",
              "exit": "numjax: process 0 of 2 stopped waiting in pmap"}[mode]
     assert named in r.stderr and "process 1 (pid " in r.stderr and "left the job" in r.stderr, r
@@ -157,8 +158,7 @@ def test_dead_process_is_named(mode):
 @needs_mpi
 def test_process_leaving_early_is_named_under_default_mpiexec():
     r = _failure("exit", timeout="60")
-    assert r.returncode != 0, r
-    assert r.seconds < 30, r
+    _assert_failed_within(r, 30)
     assert ("numjax: process 0 of 2 stopped waiting in pmap (comparing the processes' argument shapes: "
             "1 local shards of float32[3]): process 1 (pid ") in r.stderr, r
 
@@ -166,8 +166,7 @@ def test_process_leaving_early_is_named_under_default_mpiexec():
 @needs_mpi
 def test_every_survivor_of_four_names_the_process_that_left():
     r = run("failure.py", 4, env={"FAILURE_MODE": "exit", "NUMJAX_MPI_TIMEOUT": "60"}, timeout=120)
-    assert r.returncode != 0, r
-    assert r.seconds < 30, r
+    _assert_failed_within(r, 30)
     named = [k for k in (0, 2, 3) if f"numjax: process {k} of 4 stopped waiting in pmap" in r.stderr]
     assert named, r                # the first to notice aborts the job, which may end the others
     assert "process 1 (pid " in r.stderr and "left the job (its program ended" in r.stderr, r
@@ -183,8 +182,7 @@ def test_timeout_says_every_process_still_runs():
 @pytest.mark.parametrize("mode", ["shape", "shape_after_plan", "shape_both_planned"])
 def test_processes_disagreeing_on_shapes_is_an_error(mode):
     r = _failure(mode)
-    assert r.returncode != 0, r
-    assert r.seconds < 30, r
+    _assert_failed_within(r, 30)
     assert ("they differ: process 0: 1 local shards of float32[3]; process 1: 1 local shards of "
             "float32[4]") in r.stderr, r
     assert "ValueError: pmap across processes" in r.stderr, r
@@ -193,6 +191,5 @@ def test_processes_disagreeing_on_shapes_is_an_error(mode):
 @needs_mpi
 def test_loop_running_differently_across_processes_is_an_error():
     r = _failure("diverge")
-    assert r.returncode != 0, r
-    assert r.seconds < 30, r
+    _assert_failed_within(r, 30)
     assert r.stderr.count("must run the same number of iterations on every device") >= 2, r
