@@ -170,7 +170,7 @@ def _compiler_key():
     an edit to them must not load objects built by the old code."""
     digest = hashlib.sha256()
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in ("pyir.py", "pyir_builtins.py", "cpu_llvm.py", "cpu_llvm_build.py", "kernel_entry.py",
+    for name in ("pyir.py", "pyir_builtins.py", "pyir_strips.py", "cpu_llvm.py", "cpu_llvm_build.py", "kernel_entry.py",
                  "vmath.py", "vmath_sincos.py", "scalar_helpers.py", "special_helpers.py"):
         with open(os.path.join(here, name), "rb") as f:
             digest.update(f.read())

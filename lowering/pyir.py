@@ -26,6 +26,7 @@ import numpy as np
 from llvmlite import ir
 
 
+from . import pyir_strips  # noqa: E402
 from .unsupported import Unsupported  # noqa: E402  (re-exported)
 
 
@@ -180,6 +181,8 @@ class Translator:
     def __init__(self, module):
         self.mod = module
         self._inline_depth = 0
+        self._speculation = None     # the strip's flag slot while a speculative pass is translated
+        self._strips_active = False  # (no strips inside strips: inlined callees' loops stay plain)
 
     # ---- entry point
     def kernel(self, src, name, params, outputs, globals_):
@@ -468,6 +471,10 @@ class Translator:
             stop = b.select(b.icmp_signed("<", hi, stop), hi, stop)
         if not (isinstance(step, Const) and int(step.py) != 0):
             raise Unsupported("range() with a step that is not a nonzero constant")
+        plan = pyir_strips.plan(self, scope, st) if int(step.py) == 1 else None
+        if plan is not None:
+            pyir_strips.strip_loop(self, scope, st, start, stop, plan)
+            return
         self._range_loop(scope, st, start, stop, self.cast(scope, self.materialize(scope, step), I64).v,
                          descending=int(step.py) < 0)
 
@@ -870,6 +877,10 @@ class Translator:
         if handled is not None:
             return handled
         fn = getattr(f, "py_func", f)
+        if self._speculation is not None and getattr(fn, "speculative", None) is not None:
+            value = pyir_strips.fast_call(self, scope, fn, args)
+            if value is not None:
+                return value
         if inspect.isfunction(fn):
             return self.inline_call(scope, fn, args)
         raise Unsupported(f"call of {f!r}")

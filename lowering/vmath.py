@@ -336,17 +336,45 @@ _XL1P_D = (F(1.0),) + tuple(_h32(b) for b in (
 
 
 @_inline
-def log1p_f32(x):
-    x = _ftz(x)
-    big = log_f32(x + F(1.0))
+def _log1p_small_f32(x):
     n, d = _XL1P_N, _XL1P_D
     num, den = n[0], d[0]
     for i in range(1, 7):
         num = _fma_f32(num, x, n[i])
         den = _fma_f32(den, x, d[i])
     x2 = x * x
-    small = x + _fma_f32(x2, F(-0.5), (x * x2) * _fdiv(num, den))
-    return small if abs(x) < _XL1P_SMALL else big
+    return x + _fma_f32(x2, F(-0.5), (x * x2) * _fdiv(num, den))
+
+
+@_inline
+def log1p_f32(x):
+    x = _ftz(x)
+    return _log1p_small_f32(x) if abs(x) < _XL1P_SMALL else log_f32(x + F(1.0))
+
+
+# log1p computes both sides and selects, as XLA's does; a loop over it runs speculatively
+# (``pyir_strips``): strip by strip on one side alone, both where a strip has both.
+@_inline
+def log1p_f32_big(x):
+    return log_f32(_ftz(x) + F(1.0))
+
+
+@_inline
+def log1p_needs_small(x):
+    return abs(x) < _XL1P_SMALL          # (a subnormal x, flushed to zero, is small too)
+
+
+@_inline
+def log1p_f32_small(x):
+    return _log1p_small_f32(_ftz(x))
+
+
+@_inline
+def log1p_needs_big(x):
+    return not (abs(x) < _XL1P_SMALL)    # (nan is big: log(nan + 1))
+
+
+log1p_f32.speculative = ((log1p_f32_big, log1p_needs_small), (log1p_f32_small, log1p_needs_big))
 
 
 # tanh: x for |x| < 4e-4, +-1 for |x| >= 20, else Eigen's odd rational

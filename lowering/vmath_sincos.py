@@ -25,6 +25,8 @@ translator and Numba recognise by identity; they are imported at the bottom of t
 because vmath imports this module part-way through its own initialisation (the functions
 look their globals up only when compiled or run, so either import order works).
 """
+import math
+
 import numpy as np
 
 from .inline_registry import InlineRegistry
@@ -149,6 +151,66 @@ def _sincos_f32(x, shift):
 
 
 @_inline
+def _sincos_fast_f32(x, shift):
+    """``_sincos_f32`` for |x| < 120 (``sincos_needs_full`` false): the fast reduction alone
+    (it gives n = 0, r = x below 0.75, glibc's small path) and one polynomial per lane, sin's
+    or cos's, through shared operations: the same roundings as ``_sin_poly``/``_cos_poly``."""
+    abits = np.int64(_f32_bits(x)) & 0x7FFFFFFF
+    xd = D(x)
+    n, r = _reduce_fast(xd if abits < _TOP_FAST << 20 else 0.0)   # (keeps the conversion in range)
+    xs = -r if ((n + 1) & 2) != 0 else r
+    r2 = r * r
+    odd = ((n + shift) & 1) != 0                     # cos's polynomial
+    u = (r2 if odd else xs) * r2                     # x4 or x3
+    inner = _fma(u, _C2 if odd else _S1, _fma(r2, _C1, _C0) if odd else xs)
+    y = _fma(u * r2, _fma(r2, _C4 if odd else _S3, _C3 if odd else _S2), inner)
+    y = -y if odd and (n & 2) != 0 else y
+    return (F(1.0) if shift != 0 else x) if abits < _TOP_TINY << 20 else F(y)
+
+
+@_inline
+def _sincos_small_f32(x, shift):
+    """``_sincos_f32`` for |x| < 0.75 (``sincos_needs_fast`` false): glibc's small path, the
+    polynomial at x itself (n = 0)."""
+    xd = D(x)
+    r2 = xd * xd
+    y = _cos_poly(r2) if shift != 0 else _sin_poly(xd, r2)
+    return (F(1.0) if shift != 0 else x) if (np.int64(_f32_bits(x)) & 0x7FFFFFFF) < _TOP_TINY << 20 else F(y)
+
+
+@_inline
+def sincos_needs_fast(x):
+    """Whether sin/cos of x need more than ``_sincos_small_f32``: |x| >= 0.75 (or inf, nan)."""
+    return (np.int64(_f32_bits(x)) & 0x7FFFFFFF) >= _TOP_SMALL << 20
+
+
+@_inline
+def sincos_needs_full(x):
+    """Whether sin/cos of x need more than ``_sincos_fast_f32``: |x| >= 120, inf or nan."""
+    return (np.int64(_f32_bits(x)) & 0x7FFFFFFF) >= _TOP_FAST << 20
+
+
+@_inline
+def sin_f32_small(x):
+    return _sincos_small_f32(x, 0)
+
+
+@_inline
+def cos_f32_small(x):
+    return _sincos_small_f32(x, 1)
+
+
+@_inline
+def sin_f32_fast(x):
+    return _sincos_fast_f32(x, 0)
+
+
+@_inline
+def cos_f32_fast(x):
+    return _sincos_fast_f32(x, 1)
+
+
+@_inline
 def sin_f32(x):
     return _sincos_f32(x, 0)
 
@@ -156,6 +218,39 @@ def sin_f32(x):
 @_inline
 def cos_f32(x):
     return _sincos_f32(x, 1)
+
+
+# The LLVM translator runs loops over sin/cos speculatively (``pyir_strips``): strip by strip
+# with the small variants, the fast ones where an argument needed more, the full functions where
+# one needed more still.
+@_inline
+def _never(x):
+    return False
+
+
+# (the last tier, the full function, holds everywhere: the vectorized large-argument path)
+sin_f32.speculative = ((sin_f32_small, sincos_needs_fast), (sin_f32_fast, sincos_needs_full),
+                       (sin_f32, _never))
+cos_f32.speculative = ((cos_f32_small, sincos_needs_fast), (cos_f32_fast, sincos_needs_full),
+                       (cos_f32, _never))
+
+
+# A loop's last partial strip (all of a loop shorter than a strip) runs with the fast variants,
+# and where they do not hold, with the C library's sinf/cosf themselves (the bits XLA gives, and
+# the reference of these functions): a scalar loop, whose code is a tenth of the vectorized full
+# path's, which would otherwise be compiled three times more (vector, epilogue and scalar loops).
+@_inline
+def sin_f32_libm(x):
+    return F(math.sin(x))
+
+
+@_inline
+def cos_f32_libm(x):
+    return F(math.cos(x))
+
+
+sin_f32.tail, sin_f32.rare = (sin_f32_fast, sincos_needs_full), sin_f32_libm
+cos_f32.tail, cos_f32.rare = (cos_f32_fast, sincos_needs_full), cos_f32_libm
 
 
 def ensure_jitted():

@@ -89,4 +89,9 @@ def test_jit_fused_scalar_broadcast():
     y = np.float32(0.75)
     got = numjax.jit(lambda a, b: jnp.power(a, b) + jnp.exp(-a))(x, y)
     want = numjax.jit(lambda a: jnp.power(a, jnp.full_like(a, 0.75)))(x) + jnp.exp(-jnp.asarray(x))
-    np.testing.assert_array_equal(np.asarray(got).view(np.uint32), np.asarray(want).view(np.uint32))
+    got, want = np.asarray(got), np.asarray(want)
+    # nan + nan keeps one operand's nan, whichever the compiled add reads first: at x = nan
+    # (pow gives +nan, exp(-x) -nan) JAX 0.10.2's program gives -nan; only the values are compared
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_array_equal(got[ok].view(np.uint32), want[ok].view(np.uint32))
