@@ -35,7 +35,7 @@ import inspect
 from llvmlite import ir
 
 STRIP = 512        # iterations per strip: a few vector iterations; its arrays stay in L1
-RETRY_STRIPS = 16  # a stage tries its cheapest tier again after this many strips
+RETRY_STRIPS = 64  # a stage tries its cheapest tier again after this many strips
 
 
 class Plan:

@@ -157,7 +157,9 @@ def _sincos_fast_f32(x, shift):
     or cos's, through shared operations: the same roundings as ``_sin_poly``/``_cos_poly``."""
     abits = np.int64(_f32_bits(x)) & 0x7FFFFFFF
     xd = D(x)
-    n, r = _reduce_fast(xd if abits < _TOP_FAST << 20 else 0.0)   # (keeps the conversion in range)
+    # (|x| >= 120 makes the conversion's result poison in LLVM's terms; it only reaches selects
+    # and arithmetic, and such an element's result is thrown away: its needs_full holds)
+    n, r = _reduce_fast(xd)
     xs = -r if ((n + 1) & 2) != 0 else r
     r2 = r * r
     odd = ((n + shift) & 1) != 0                     # cos's polynomial
