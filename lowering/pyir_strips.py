@@ -68,7 +68,7 @@ def _calls(scope, node):
 def plan(tr, scope, loop):
     """A ``Plan`` for ``loop`` (an ``ast.For`` over range), or None for an ordinary loop."""
     body = loop.body
-    if getattr(tr, "_strips_active", False) or not body or not all(
+    if tr._strips_active or not body or not all(
             isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], (ast.Name, ast.Subscript))
             for s in body):
         return None
@@ -130,19 +130,17 @@ def _same_element(body, stored, target):
     """Whether every access to an array the body stores is to the one element of this
     iteration: the same index expression everywhere, with the loop counter as one of its
     subscripts (an in-place result); the only other use of such an array is as that base."""
-    index = {}
-    for node in (n for s in body for n in ast.walk(s)):
+    nodes = [n for s in body for n in ast.walk(s)]
+    index = {}                                   # array name -> (its index's dump, the index)
+    for node in nodes:
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in stored:
             key = ast.dump(node.slice)
-            if index.setdefault(node.value.id, key) != key:
+            if index.setdefault(node.value.id, (key, node.slice))[0] != key:
                 return False
-    subscripted = {id(n.value) for s in body for n in ast.walk(s) if isinstance(n, ast.Subscript)}
-    if any(isinstance(n, ast.Name) and n.id in stored and id(n) not in subscripted
-           for s in body for n in ast.walk(s)):
+    subscripted = {id(n.value) for n in nodes if isinstance(n, ast.Subscript)}
+    if any(isinstance(n, ast.Name) and n.id in stored and id(n) not in subscripted for n in nodes):
         return False
-    for key_owner in index:
-        sl = next(n.slice for s in body for n in ast.walk(s)
-                  if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == key_owner)
+    for _, sl in index.values():
         elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         if not any(isinstance(e, ast.Name) and e.id == target for e in elts):
             return False
@@ -154,9 +152,9 @@ def strip_loop(tr, scope, loop, start, stop, plan):
 
     Whole strips first: their stage loops have a constant trip count, so LLVM makes one vector
     loop of each.  Then the rest (all of a loop shorter than a strip: the rows of a narrow 2-D
-    region) as one more strip whose stage loops are predicated (masked vector iterations, slower
-    by ~10% but one loop, where a vector loop, a vector epilogue and a scalar remainder loop for
-    every stage and tier made a program's compile time 3x)."""
+    region) as one more strip whose stage loops are predicated (masked vector iterations: one
+    loop, where a vector loop, a vector epilogue and a scalar remainder loop for every stage and
+    tier made a program's compile time 3x)."""
     func = scope.func
     b, i64 = func.b, ir.IntType(64)
     # each stage's starting tier, and a strip count for the retries: per kernel call (a chunk of
@@ -249,7 +247,7 @@ def _with_speculation(tr, mode, fn, *args):
 def _stage(tr, scope, target, lo, hi, stmts, imports, exports, arrays, predicated):
     """One stage's loop over the strip: imported values read from the strip arrays, exported
     ones written to them (created here, typed by the values)."""
-    from .pyir import I64, Arr, Val, memtype
+    from .pyir import I64, Arr, memtype
     func = scope.func
     b = func.b
     cur, loop_state = _open_loop(func, lo, hi, "stage")
@@ -264,7 +262,7 @@ def _stage(tr, scope, target, lo, hi, stmts, imports, exports, arrays, predicate
             with func.eb.goto_block(func.entry):
                 mem = func.eb.alloca(ir.ArrayType(memtype(v.dt), STRIP))
                 arrays[name] = Arr(func.eb.bitcast(mem, memtype(v.dt).as_pointer()), [STRIP], v.dt)
-        tr.store(scope, arrays[name], k, tr.cast(scope, Val(v.v, v.dt), arrays[name].dt))
+        tr.store(scope, arrays[name], k, v)
     latch = _close_loop(func, loop_state, b.add(cur, ir.Constant(ir.IntType(64), 1)))
     if predicated:
         latch.set_metadata("llvm.loop", _predicated_loop(func.mod))

@@ -151,11 +151,21 @@ def _sincos_f32(x, shift):
 
 
 @_inline
+def _abs_bits(x):
+    return np.int64(_f32_bits(x)) & 0x7FFFFFFF
+
+
+@_inline
+def _unless_tiny(x, shift, y):
+    """glibc's |x| < 2^-12 path (x for sin, 1 for cos), else y rounded to float32."""
+    return (F(1.0) if shift != 0 else x) if _abs_bits(x) < _TOP_TINY << 20 else F(y)
+
+
+@_inline
 def _sincos_fast_f32(x, shift):
     """``_sincos_f32`` for |x| < 120 (``sincos_needs_full`` false): the fast reduction alone
     (it gives n = 0, r = x below 0.75, glibc's small path) and one polynomial per lane, sin's
     or cos's, through shared operations: the same roundings as ``_sin_poly``/``_cos_poly``."""
-    abits = np.int64(_f32_bits(x)) & 0x7FFFFFFF
     xd = D(x)
     # (|x| >= 120 makes the conversion's result poison in LLVM's terms; it only reaches selects
     # and arithmetic, and such an element's result is thrown away: its needs_full holds)
@@ -166,8 +176,7 @@ def _sincos_fast_f32(x, shift):
     u = (r2 if odd else xs) * r2                     # x4 or x3
     inner = _fma(u, _C2 if odd else _S1, _fma(r2, _C1, _C0) if odd else xs)
     y = _fma(u * r2, _fma(r2, _C4 if odd else _S3, _C3 if odd else _S2), inner)
-    y = -y if odd and (n & 2) != 0 else y
-    return (F(1.0) if shift != 0 else x) if abits < _TOP_TINY << 20 else F(y)
+    return _unless_tiny(x, shift, -y if odd and (n & 2) != 0 else y)
 
 
 @_inline
@@ -176,20 +185,19 @@ def _sincos_small_f32(x, shift):
     polynomial at x itself (n = 0)."""
     xd = D(x)
     r2 = xd * xd
-    y = _cos_poly(r2) if shift != 0 else _sin_poly(xd, r2)
-    return (F(1.0) if shift != 0 else x) if (np.int64(_f32_bits(x)) & 0x7FFFFFFF) < _TOP_TINY << 20 else F(y)
+    return _unless_tiny(x, shift, _cos_poly(r2) if shift != 0 else _sin_poly(xd, r2))
 
 
 @_inline
 def sincos_needs_fast(x):
     """Whether sin/cos of x need more than ``_sincos_small_f32``: |x| >= 0.75 (or inf, nan)."""
-    return (np.int64(_f32_bits(x)) & 0x7FFFFFFF) >= _TOP_SMALL << 20
+    return _abs_bits(x) >= _TOP_SMALL << 20
 
 
 @_inline
 def sincos_needs_full(x):
     """Whether sin/cos of x need more than ``_sincos_fast_f32``: |x| >= 120, inf or nan."""
-    return (np.int64(_f32_bits(x)) & 0x7FFFFFFF) >= _TOP_FAST << 20
+    return _abs_bits(x) >= _TOP_FAST << 20
 
 
 @_inline
