@@ -76,7 +76,7 @@ def plan(tr, scope, loop):
     if len(set(names)) != len(names) or loop.target.id in names:
         return None
     assigned, stored, store_bases = set(), set(), set()
-    stages, tiers, heavy_in_stage = [[]], [0], False
+    stages, tiers, heavy_in_stage, alone = [[]], [0], False, False
     for s in body:
         tgt = s.targets[0]
         reads = list(ast.walk(s.value))
@@ -99,12 +99,14 @@ def plan(tr, scope, loop):
         heavy_in_stage = heavy_in_stage or bool(calls)
         stages[-1].append(s)
         tiers[-1] = max([tiers[-1]] + [len(getattr(f, "speculative", ())) for f in calls])
+        alone = alone or any(getattr(f, "speculative", None) and getattr(f, "speculate_alone", True)
+                             for f in calls)
     loads = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and id(n) not in store_bases]
     if any(n.id in stored for n in loads):
         if not _same_element(body, stored, loop.target.id):
             return None                          # stages would reorder its loads and stores
         tiers = [0] * len(stages)                # a stage run twice would read its own stores
-    if len(stages) == 1 and not tiers[0]:
+    if len(stages) == 1 and not (tiers[0] and alone):
         return None
     used = [{n.id for s in st for n in ast.walk(s) if isinstance(n, ast.Name)} for st in stages]
     defined = [{s.targets[0].id for s in st if isinstance(s.targets[0], ast.Name)} for st in stages]

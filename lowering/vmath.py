@@ -282,19 +282,40 @@ _XEXP_P = (_h32(0x39506967), _h32(0x3AB743CE), _h32(0x3C088908), _h32(0x3D2AA9C1
 
 
 @_inline
-def exp_f32(x):
-    x = _XEXP_LO if x < _XEXP_LO else x              # nan passes both clamps
-    x = _XEXP_HI if x > _XEXP_HI else x
-    n = _floor(_fma_f32(x, _XEXP_LOG2E, F(0.5)))
-    n = n if n > F(-127.0) else F(-127.0)            # (nan -> -127: defined int cast)
-    n = n if n < F(127.0) else F(127.0)
+def _exp_f32_core(x, n):
     r = _fma_f32(-n, _XEXP_C2, _fma_f32(-n, _XEXP_C1, x))
     p = _XEXP_P
     y = p[0]
     for i in range(1, 6):                            # unrolled by LLVM
         y = _fma_f32(y, r, p[i])
     y = F(1.0) + _fma_f32(y, r * r, r)
-    return _ftz(y * _f32_from_bits(np.int32((np.int32(n) + 127) << 23)))
+    return y * _f32_from_bits(np.int32((np.int32(n) + 127) << 23))
+
+
+@_inline
+def exp_f32(x):
+    x = _XEXP_LO if x < _XEXP_LO else x              # nan passes both clamps
+    x = _XEXP_HI if x > _XEXP_HI else x
+    n = _floor(_fma_f32(x, _XEXP_LOG2E, F(0.5)))
+    n = n if n > F(-127.0) else F(-127.0)            # (nan -> -127: defined int cast)
+    n = n if n < F(127.0) else F(127.0)
+    return _ftz(_exp_f32_core(x, n))
+
+
+# In a loop of several math calls (``pyir_strips``), exp runs speculatively without the clamps
+# and the flush: for |x| <= 80 neither changes anything (e^-80 is a normal float32).
+@_inline
+def exp_f32_mid(x):
+    return _exp_f32_core(x, _floor(_fma_f32(x, _XEXP_LOG2E, F(0.5))))
+
+
+@_inline
+def exp_needs_more_than_mid(x):
+    return not (abs(x) <= F(80.0))                   # (nan too)
+
+
+exp_f32.speculative = ((exp_f32_mid, exp_needs_more_than_mid),)
+exp_f32.speculate_alone = False      # a loop of exp alone stays one loop (its compile time)
 
 
 # log: x = 2^e * m, m in [sqrt(1/2), sqrt(2)), f = m - 1, log(1+f) =
@@ -305,9 +326,9 @@ _XLOG_P = tuple(_h32(b) for b in (0x3D9021BB, 0xBDEBD1B8, 0x3DEF251A, 0xBDFE5D4F
 
 
 @_inline
-def log_f32(x):
-    x = _ftz(x)                                      # DAZ: log(subnormal) = -inf
-    ix = _f32_bits(x if x > _MIN_NORMAL_F else _MIN_NORMAL_F)
+def _log_f32_normal(x):
+    """log_f32 for x positive, normal and finite."""
+    ix = _f32_bits(x)
     m = _f32_from_bits(np.int32((ix & np.int32(-2139095041)) | 0x3F000000))   # [1/2, 1)
     e = F(np.int32((ix >> 23) - 127)) + F(1.0)
     lo = m < _XLOG_SQRTHF
@@ -320,7 +341,13 @@ def log_f32(x):
     b = _fma_f32(_fma_f32(p[3], f, p[4]), f, p[5])
     c = _fma_f32(_fma_f32(p[6], f, p[7]), f, p[8])
     y = _fma_f32(_fma_f32(_fma_f32(a, f3, b), f3, c), f3, e * _XEXP_C2)
-    y = _fma_f32(e, _XEXP_C1, _fma_f32(F(-0.5), z, f) + y)
+    return _fma_f32(e, _XEXP_C1, _fma_f32(F(-0.5), z, f) + y)
+
+
+@_inline
+def log_f32(x):
+    x = _ftz(x)                                      # DAZ: log(subnormal) = -inf
+    y = _log_f32_normal(F(x if x > _MIN_NORMAL_F else _MIN_NORMAL_F))   # (F: a Python float in PLAIN)
     y = F(np.nan) if not (x > F(0.0)) else y
     y = F(-np.inf) if x == F(0.0) else y
     return F(np.inf) if x == F(np.inf) else y
@@ -374,7 +401,20 @@ def log1p_needs_big(x):
     return not (abs(x) < _XL1P_SMALL)    # (nan is big: log(nan + 1))
 
 
-log1p_f32.speculative = ((log1p_f32_big, log1p_needs_small), (log1p_f32_small, log1p_needs_big))
+@_inline
+def log1p_f32_mid(x):
+    return _log_f32_normal(x + F(1.0))
+
+
+@_inline
+def log1p_needs_more_than_mid(x):
+    """Whether log1p_f32_mid(x) may differ: unless |x| >= sqrt(2) - 1 and x + 1 is positive and
+    finite (x in (-1, -0.41] or [0.41, inf)), where neither flushing nor log's special cases apply."""
+    return not (abs(x) >= _XL1P_SMALL and x > F(-1.0) and x < F(np.inf))
+
+
+log1p_f32.speculative = ((log1p_f32_mid, log1p_needs_more_than_mid), (log1p_f32_big, log1p_needs_small),
+                         (log1p_f32_small, log1p_needs_big))
 
 
 # tanh: x for |x| < 4e-4, +-1 for |x| >= 20, else Eigen's odd rational

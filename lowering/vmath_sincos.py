@@ -156,27 +156,39 @@ def _abs_bits(x):
 
 
 @_inline
-def _unless_tiny(x, shift, y):
-    """glibc's |x| < 2^-12 path (x for sin, 1 for cos), else y rounded to float32."""
-    return (F(1.0) if shift != 0 else x) if _abs_bits(x) < _TOP_TINY << 20 else F(y)
+def _signed_zero(x, shift, y):
+    """y rounded to float32, but for sin x itself where x is +-0.  (glibc returns x (sin) or 1
+    (cos) for |x| < 2^-12; the polynomials round to those anyway (tests/test_sincos_f32.py checks
+    every such input) except that sin's loses the sign of -0: its first FMA adds +0.)"""
+    return x if shift == 0 and x == F(0.0) else F(y)
+
+
+@_inline
+def _quadrant_sign(y, m):
+    """y negated where bit 1 of m is set: glibc's sign table (+, -, -, +) for both polynomials,
+    as one xor of the sign bit."""
+    return _f64_from_bits(_f64_bits(y) ^ ((m & 2) << 62))
 
 
 @_inline
 def _sincos_fast_f32(x, shift):
     """``_sincos_f32`` for |x| < 120 (``sincos_needs_full`` false): the fast reduction alone
     (it gives n = 0, r = x below 0.75, glibc's small path) and one polynomial per lane, sin's
-    or cos's, through shared operations: the same roundings as ``_sin_poly``/``_cos_poly``."""
+    or cos's, through shared operations: the same roundings as ``_sin_poly``/``_cos_poly``.
+    The sign glibc gives r (sin's polynomial is odd, its roundings symmetric) or the cosine
+    (by n & 2) is applied to the result instead: bit 1 of n + shift in both cases."""
     xd = D(x)
     # (|x| >= 120 makes the conversion's result poison in LLVM's terms; it only reaches selects
     # and arithmetic, and such an element's result is thrown away: its needs_full holds)
-    n, r = _reduce_fast(xd)
-    xs = -r if ((n + 1) & 2) != 0 else r
+    n = (np.int64(xd * _HPI_INV_2P24) + 0x800000) >> 24
+    r = _fma(-D(n), _HPI, xd)
     r2 = r * r
-    odd = ((n + shift) & 1) != 0                     # cos's polynomial
-    u = (r2 if odd else xs) * r2                     # x4 or x3
-    inner = _fma(u, _C2 if odd else _S1, _fma(r2, _C1, _C0) if odd else xs)
+    m = n + shift
+    odd = (m & 1) != 0                               # cos's polynomial
+    u = (r2 if odd else r) * r2                      # x4 or x3
+    inner = _fma(u, _C2 if odd else _S1, _fma(r2, _C1, _C0) if odd else r)
     y = _fma(u * r2, _fma(r2, _C4 if odd else _S3, _C3 if odd else _S2), inner)
-    return _unless_tiny(x, shift, -y if odd and (n & 2) != 0 else y)
+    return _signed_zero(x, shift, _quadrant_sign(y, m))
 
 
 @_inline
@@ -185,7 +197,7 @@ def _sincos_small_f32(x, shift):
     polynomial at x itself (n = 0)."""
     xd = D(x)
     r2 = xd * xd
-    return _unless_tiny(x, shift, _cos_poly(r2) if shift != 0 else _sin_poly(xd, r2))
+    return _signed_zero(x, shift, _cos_poly(r2) if shift != 0 else _sin_poly(xd, r2))
 
 
 @_inline
@@ -269,4 +281,4 @@ def ensure_jitted():
 
 
 # After the definitions: see the module docstring.
-from .vmath import _f32_bits, _fdiv, _fma  # noqa: E402
+from .vmath import _f32_bits, _f64_bits, _f64_from_bits, _fdiv, _fma  # noqa: E402

@@ -38,6 +38,10 @@ def _reference(x, which):
             r = vm.log1p_f32(v)
         elif which == 3:
             r = vm.cos_f32(vm.sin_f32(v))
+        elif which == 5:
+            r = vm.exp_f32(v)
+        elif which == 6:
+            r = vm.log1p_f32(v)
         else:
             s = np.float32(np.float32(vm.sin_f32(v) * np.float32(0.5)) + np.float32(0.25))
             r = np.float32(vm.cos_f32(vm.log1p_f32(vm.tanh_f32(vm.exp_f32(s)))) * np.float32(2.0)) - np.float32(1.0)
@@ -46,26 +50,36 @@ def _reference(x, which):
 
 
 PROGRAMS = {0: jnp.sin, 1: jnp.cos, 2: jnp.log1p, 3: lambda x: jnp.cos(jnp.sin(x)),
-            4: lambda x: chain(jnp, x)}
+            4: lambda x: chain(jnp, x), 5: lambda x: (jnp.exp(x), jnp.log1p(x))}
 
 
 def _assert_bits(which, x):
-    got = np.asarray(numjax.jit(PROGRAMS[which])(x))
-    want = _reference(x, which)
-    bad = got.view(np.uint32) != want.view(np.uint32)
-    assert not bad.any(), (which, x[bad][:5], got[bad][:5], want[bad][:5])
+    got = numjax.jit(PROGRAMS[which])(x)
+    for k, out in enumerate(got if isinstance(got, tuple) else (got,)):   # 5: exp's and log1p's, one loop
+        out = np.asarray(out)
+        want = _reference(x, which + k)
+        bad = out.view(np.uint32) != want.view(np.uint32)
+        assert not bad.any(), (which + k, x[bad][:5], out[bad][:5], want[bad][:5])
 
 
 def _strips(kinds, rng, tail=37):
     """One strip per entry of ``kinds``: 's' |x| < 0.75 (sin/cos tier 0, log1p's small side),
     'm' |x| < 120 (tier 1), 'l' one element >= 120 (the full functions), 'n' one nan and one
-    inf, 'b' log1p's big side only; then a partial strip."""
+    inf, 'b' log1p's big side only, 'w' its negative big side (log1p's tier 0 holds), 'x' the
+    same with one -1 (log1p(-1) = -inf: tier 0 fails, tier 1 holds); then a partial strip.
+    'e' exp's edges (|x| in (80, 90], its tier 0 fails).  exp's tier 0 (|x| <= 80) holds on 's',
+    'b', 'w' and 'x', fails on nearly every other."""
     out = []
     for k in kinds:
         if k == "s":
             v = rng.uniform(-0.4, 0.4, STRIP)
         elif k == "b":
             v = rng.uniform(0.5, 50, STRIP)
+        elif k == "e":
+            v = rng.uniform(-90, 90, STRIP)
+        elif k in "wx":
+            v = rng.uniform(-0.999, -0.42, STRIP)
+            v[rng.integers(STRIP)] = -1.0 if k == "x" else -0.41422
         else:
             v = rng.uniform(-100, 100, STRIP)
             v[:4] = [0.1, -0.2, 0.0, -0.0]        # the tiny and small paths in a tier-1 strip
@@ -80,7 +94,7 @@ def _strips(kinds, rng, tail=37):
 
 # Tiers fall and climb: a tier-0 run, tier 1 sticking, the full functions between, tier 0 again
 # after the retry period, nan/inf, and log1p's two sides (each one's tier 0 fails on the other).
-PATTERN = "sssmmsmlsmmmmmmmmmmmmmmmmmmmmsssnbbbsbslbmmssss"
+PATTERN = "sssmmsmlsmmmmmmmmmmmmmmmmmmmmsssnbbbsbslbmmssssesswwxwbxmnwswsesbew"
 
 
 @pytest.mark.parametrize("which", sorted(PROGRAMS))
@@ -119,9 +133,10 @@ def test_in_place_results_are_not_speculated():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.text(alphabet="smlnb", min_size=1, max_size=40), st.integers(0, STRIP - 1), st.integers(0, 2**32 - 1))
-def test_chain_any_strip_mix(kinds, tail, seed):
-    _assert_bits(4, _strips(kinds, np.random.default_rng(seed), tail))
+@given(st.text(alphabet="smlnbwxe", min_size=1, max_size=40), st.integers(0, STRIP - 1), st.integers(0, 2**32 - 1),
+       st.sampled_from([4, 5]))
+def test_chain_any_strip_mix(kinds, tail, seed, which):
+    _assert_bits(which, _strips(kinds, np.random.default_rng(seed), tail))
 
 
 def _plan_of(source):
@@ -146,13 +161,15 @@ def k(n0, x0, o0):
         o0[i] = t3
 """
     plan = _plan_of(elementwise)
-    assert [len(s) for s in plan.stages] == [2, 2] and plan.tiers == [3, 0]
+    assert [len(s) for s in plan.stages] == [2, 2] and plan.tiers == [3, 1]
     assert plan.exports == [["t2"], []] and plan.imports == [[], ["t2"]]
     # in place (o0 is x0): staged, not speculative
     plan = _plan_of(elementwise.replace("o0[i]", "x0[i]"))
     assert plan.tiers == [0, 0]
-    # one math call and nothing speculative: an ordinary loop
+    # one math call, speculative only beside others (exp's speculate_alone): an ordinary loop
     assert _plan_of(elementwise.replace("vm.sin_f32(t1)", "t1 * 2")) is None
+    # one math call speculative alone (sin): strips
+    assert _plan_of(elementwise.replace("vm.exp_f32(t2)", "t2 * 2")).tiers == [3]
     # an array read and stored at another element (a reduction through memory): not staged
     assert _plan_of(elementwise.replace("o0[i]", "x0[0]")) is None
     # a stage's result for a later stage must be a scalar: an uncast function result may be a tuple
@@ -162,19 +179,32 @@ def k(n0, x0, o0):
     assert _plan_of(carried) is None
 
 
+def _speculative_functions():
+    found = {}
+    for module in (vmath, vmath_sincos):
+        for value in vars(module).values():
+            plain = getattr(value, "py_func", value)
+            if callable(plain) and getattr(plain, "speculative", None):
+                found[plain.__name__] = value
+    return found
+
+
 def test_fast_variants_agree_on_their_domain():
     """The variants equal the full functions wherever their ``needs_full`` is false (every
     float32 below 120 in magnitude is checked by tests/test_sincos_f32.py::test_exhaustive
     through jit; here a sample, through Numba)."""
     rng = np.random.default_rng(3)
+    edges = np.float32([0.0, -0.0, 1e-30, -1e-40, 0.7499999, 119.99999, 80.0, -80.0, 88.7, -87.5, -1.0,
+                        0.41421357, -0.41421357, 0.4142136, -0.4142136, -0.99999994, np.inf, -np.inf, np.nan])
     x = np.concatenate([rng.uniform(-120, 120, 1 << 18), rng.uniform(-0.75, 0.75, 1 << 16),
-                        np.float32([0.0, -0.0, 1e-30, -1e-40, 0.7499999, 119.99999])]).astype(np.float32)
-    for f in (vmath_sincos.sin_f32, vmath_sincos.cos_f32, vmath.log1p_f32):
-        plain = getattr(f, "py_func", f)
-        for fast, needs_full in plain.speculative:
-            check = _agreement(f, fast, needs_full)
-            bad = check(x)
-            assert not bad.any(), (plain.__name__, fast.__name__, x[bad][:5])
+                        edges, np.nextafter(edges, np.float32(np.inf)),
+                        np.nextafter(edges, np.float32(-np.inf))]).astype(np.float32)
+    functions = _speculative_functions()
+    assert {"sin_f32", "cos_f32", "log1p_f32", "exp_f32"} <= set(functions)
+    for name, f in functions.items():
+        for fast, needs_full in getattr(f, "py_func", f).speculative:
+            bad = _agreement(f, fast, needs_full)(x)
+            assert not bad.any(), (name, fast.__name__, x[bad][:5])
 
 
 def _agreement(full, fast, needs_full):
