@@ -169,7 +169,7 @@ def _long_kernel():
         for _ in range(12):
             x = jnp.sin(x) * 1.0001 + jnp.cos(x) * 0.5
         return x
-    x = np.random.default_rng(1).standard_normal(1 << 20).astype(np.float32)
+    x = np.random.default_rng(1).standard_normal(1 << 22).astype(np.float32)
     exe, k = _only_kernel(heavy, x)
     out = np.empty_like(x)
     return exe, (lambda: k(0, x.size, x.size, x, out))

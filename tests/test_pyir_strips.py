@@ -219,3 +219,18 @@ def _agreement(full, fast, needs_full):
                 bad[i] = np.float32(a).view(np.uint32) != np.float32(b).view(np.uint32)
         return bad
     return check
+
+
+@pytest.mark.slow
+def test_exhaustive_exp_log1p_in_strips():
+    """exp's and log1p's tiers in a loop of both (program 5), over every float32 in bit order:
+    whole strips of one sign and binade hold their cheapest tier, the strips across the bounds
+    climb."""
+    chunk = 1 << 24
+    for start in range(0, 1 << 32, chunk):
+        x = np.arange(start, start + chunk, dtype=np.uint32).view(np.float32)
+        got = numjax.jit(PROGRAMS[5])(x)
+        for k, out in enumerate(got):
+            want = _reference(x, 5 + k)
+            bad = np.asarray(out).view(np.uint32) != want.view(np.uint32)
+            assert not bad.any(), (5 + k, hex(start), x[bad][:5])
