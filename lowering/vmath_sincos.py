@@ -73,7 +73,7 @@ _K0, _K1, _K2, _K3, _K4, _K5 = _PIO4_CHUNKS
 def _reduce_fast(xd):
     """xd = n*pi/2 + r for |xd| < 120: n from truncating xd*(2/pi)*2^24 then rounding at bit 24."""
     n = (np.int64(xd * _HPI_INV_2P24) + 0x800000) >> 24
-    return n, _fma(D(-n), _HPI, xd)
+    return n, _fma(-D(n), _HPI, xd)     # (-D(n): -0 for n = 0, so that r keeps x's -0)
 
 
 @_inline
@@ -180,8 +180,7 @@ def _sincos_fast_f32(x, shift):
     xd = D(x)
     # (|x| >= 120 makes the conversion's result poison in LLVM's terms; it only reaches selects
     # and arithmetic, and such an element's result is thrown away: its needs_full holds)
-    n = (np.int64(xd * _HPI_INV_2P24) + 0x800000) >> 24
-    r = _fma(-D(n), _HPI, xd)
+    n, r = _reduce_fast(xd)
     r2 = r * r
     m = n + shift
     odd = (m & 1) != 0                               # cos's polynomial
