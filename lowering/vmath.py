@@ -380,15 +380,17 @@ def log1p_f32(x):
 
 
 # log1p computes both sides and selects, as XLA's does; a loop over it runs speculatively
-# (``pyir_strips``): strip by strip on one side alone, both where a strip has both.
+# (``pyir_strips``), strip by strip on one side alone where it can: the big side for x in
+# [sqrt(2) - 1, inf) (where neither flushing nor log's special cases apply), else the small
+# side; both, where a strip has both or what neither variant covers (x <= -sqrt(2) + 1, nan).
 @_inline
-def log1p_f32_big(x):
-    return log_f32(_ftz(x) + F(1.0))
+def log1p_f32_mid(x):
+    return _log_f32_normal(x + F(1.0))
 
 
 @_inline
-def log1p_needs_small(x):
-    return abs(x) < _XL1P_SMALL          # (a subnormal x, flushed to zero, is small too)
+def log1p_needs_more_than_mid(x):
+    return not (x >= _XL1P_SMALL and x < F(np.inf))
 
 
 @_inline
@@ -401,21 +403,7 @@ def log1p_needs_big(x):
     return not (abs(x) < _XL1P_SMALL)    # (nan is big: log(nan + 1))
 
 
-@_inline
-def log1p_f32_mid(x):
-    return _log_f32_normal(x + F(1.0))
-
-
-@_inline
-def log1p_needs_more_than_mid(x):
-    """Whether log1p_f32_mid(x) may differ: unless x in [sqrt(2) - 1, inf), where neither
-    flushing nor log's special cases apply.  (Negative x take the next tier: one range, one
-    compare fewer per element.)"""
-    return not (x >= _XL1P_SMALL and x < F(np.inf))
-
-
-log1p_f32.speculative = ((log1p_f32_mid, log1p_needs_more_than_mid), (log1p_f32_big, log1p_needs_small),
-                         (log1p_f32_small, log1p_needs_big))
+log1p_f32.speculative = ((log1p_f32_mid, log1p_needs_more_than_mid), (log1p_f32_small, log1p_needs_big))
 
 
 # tanh: x for |x| < 4e-4, +-1 for |x| >= 20, else Eigen's odd rational

@@ -65,8 +65,8 @@ def _assert_bits(which, x):
 def _strips(kinds, rng, tail=37):
     """One strip per entry of ``kinds``: 's' |x| < 0.75 (sin/cos tier 0, log1p's small side),
     'm' |x| < 120 (tier 1), 'l' one element >= 120 (the full functions), 'n' one nan and one
-    inf, 'b' log1p's big side only, 'w' its negative big side (log1p's tier 0 holds), 'x' the
-    same with one -1 (log1p(-1) = -inf: tier 0 fails, tier 1 holds); then a partial strip.
+    inf, 'b' log1p's big side only (its tier 0 holds), 'w' its negative big side and 'x' the same
+    with one -1 (log1p(-1) = -inf) (no tier holds: the full function); then a partial strip.
     'e' exp's edges (|x| in (80, 90], its tier 0 fails).  exp's tier 0 (|x| <= 80) holds on 's',
     'b', 'w' and 'x', fails on nearly every other."""
     out = []
