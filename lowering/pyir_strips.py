@@ -16,7 +16,10 @@ with ``fn.speculative = ((fast, needs_full), ...)``, cheapest variant first: ``f
 with the variants of one tier, OR-ing their ``needs_full``; if any was true, it runs again one
 tier up, and where no tier held, with the functions' ``rare`` variants (or the functions).  The
 tier a stage starts at sticks to the last one that held (so data that always needs tier 1 does
-not pay for tier 0 on every strip), and drops back to 0 every ``RETRY_STRIPS`` strips.  Running
+not pay for tier 0 on every strip), and drops back to 0 every ``RETRY_STRIPS`` strips.  A loop
+whose only math call is speculative runs in strips too, unless the function says
+``fn.speculate_alone = False`` (exp: its tier saves less than its extra loops cost to compile,
+except in a chain that is staged anyway).  Running
 a stage twice must give what running it once gives: the loop stores no array it also reads at
 the same time (an in-place result), else its stages run with the full functions.
 
@@ -44,13 +47,13 @@ class Plan:
         self.tiers = tiers       # per stage: how many speculative tiers it has (0: none)
 
 
-def callee(scope, node):
+def _callee(scope, node):
     """The Python object a call's function expression names (module globals and attributes of
     them), or None; emits no code."""
     if isinstance(node, ast.Name):
         return None if node.id in scope.vars else scope.globals.get(node.id)
     if isinstance(node, ast.Attribute):
-        base = callee(scope, node.value)
+        base = _callee(scope, node.value)
         return None if base is None else getattr(base, node.attr, None)
     return None
 
@@ -61,7 +64,7 @@ def _plain(f):
 
 def _calls(scope, node):
     """The plain Python functions called in ``node`` (the math the translator inlines)."""
-    return [f for f in (_plain(callee(scope, c.func)) for c in ast.walk(node) if isinstance(c, ast.Call))
+    return [f for f in (_plain(_callee(scope, c.func)) for c in ast.walk(node) if isinstance(c, ast.Call))
             if inspect.isfunction(f)]
 
 
@@ -125,7 +128,7 @@ def _scalar_expression(scope, value):
     function (a tuple, maybe); the generated kernels cast every call's result."""
     if isinstance(value, (ast.Tuple, ast.List)):
         return False
-    return not (isinstance(value, ast.Call) and inspect.isfunction(_plain(callee(scope, value.func))))
+    return not (isinstance(value, ast.Call) and inspect.isfunction(_plain(_callee(scope, value.func))))
 
 
 def _same_element(body, stored, target):
@@ -154,9 +157,7 @@ def strip_loop(tr, scope, loop, start, stop, plan):
 
     Whole strips first: their stage loops have a constant trip count, so LLVM makes one vector
     loop of each.  Then the rest (all of a loop shorter than a strip: the rows of a narrow 2-D
-    region) as one more strip whose stage loops are predicated (masked vector iterations: one
-    loop, where a vector loop, a vector epilogue and a scalar remainder loop for every stage and
-    tier made a program's compile time 3x)."""
+    region) as one more strip whose stage loops are predicated (see the module docstring)."""
     func = scope.func
     b, i64 = func.b, ir.IntType(64)
     # each stage's starting tier, and a strip count for the retries: per kernel call (a chunk of
@@ -310,9 +311,8 @@ class _LoopID(ir.values.MDValue):
 
 
 def _predicated_loop(module):
-    """Loop metadata asking the vectorizer to fold the remainder into masked vector iterations:
-    one vector loop per stage and tier, where a vector loop, a vector epilogue and a scalar
-    remainder loop made a program's compile time 3x."""
+    """Loop metadata asking the vectorizer to fold the remainder into masked vector iterations
+    (one loop, no epilogue or scalar remainder)."""
     hint = module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.predicate.enable"),
                                 ir.Constant(ir.IntType(1), 1)])
     return _LoopID(module, [hint])

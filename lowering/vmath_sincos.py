@@ -259,7 +259,7 @@ cos_f32.speculative = ((cos_f32_small, sincos_needs_fast), (cos_f32_fast, sincos
 # A loop's last partial strip (all of a loop shorter than a strip) runs with the fast variants,
 # and where they do not hold, with the C library's sinf/cosf themselves (the bits XLA gives, and
 # the reference of these functions): a scalar loop, whose code is a tenth of the vectorized full
-# path's, which would otherwise be compiled three times more (vector, epilogue and scalar loops).
+# path's.
 @_inline
 def sin_f32_libm(x):
     return F(math.sin(x))
