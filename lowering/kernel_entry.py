@@ -9,7 +9,7 @@ pointers...)`` plus ``k_py``, a CPython ``METH_FASTCALL`` function ``PyObject *k
 dtype, rank, contiguity, sizes), converts them into slots and calls ``k_py`` back in "run"
 mode, which calls ``k`` -- with the GIL released for large calls, or in chunks on the
 parallel runner (``cpu_runtime``) when asked with ``lo < 0``.  Whatever the fast path does
-not take as it is goes to ``self``, the kernel's ``CheckedCall`` in Python, which raises
+not take as it is goes to ``self`` (``KernelSelf``), the kernel's ``CheckedCall`` in Python, which raises
 TypeError or ValueError, or converts and calls the body through ctypes.
 
 ``kernel_functions`` makes each ``k_py`` a builtin function (PyCFunction_NewEx): a call costs
@@ -488,28 +488,47 @@ def runtime_module():
 
 
 class _PyMethodDef(ctypes.Structure):
-    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p),
-                ("ml_flags", ctypes.c_int), ("ml_doc", ctypes.c_char_p)]
+    _fields_ = [("ml_name", ctypes.c_void_p), ("ml_meth", ctypes.c_void_p),
+                ("ml_flags", ctypes.c_int), ("ml_doc", ctypes.c_void_p)]
 
 
-class KernelCode:
-    """A program's object code and its kernels' method table, held by every kernel's
-    ``CheckedCall``: the code stays mapped while any kernel can be called."""
-    __slots__ = ("obj", "methods")
+def _method_def(name, address):
+    """A bytearray holding a ``METH_FASTCALL`` PyMethodDef for ``address`` and, behind it,
+    its NUL-terminated name; and the def's address."""
+    size = ctypes.sizeof(_PyMethodDef)
+    table = bytearray(size) + name.encode() + b"\0"
+    view = _PyMethodDef.from_buffer(table)
+    at = ctypes.addressof(view)
+    view.ml_name, view.ml_meth, view.ml_flags = at + size, address, _METH_FASTCALL
+    del view                      # the bytearray is not exported any more
+    return table, at
 
-    def __init__(self, obj, methods):
-        self.obj, self.methods = obj, methods
+
+class KernelSelf(tuple):
+    """A kernel function's ``__self__``: ``(CheckedCall, method def)``, callable as the former.
+
+    CPython reads a builtin function's PyMethodDef when it deallocates the function.  When a
+    driver dies, its kernels die in a reference cycle (the driver and its globals), and the
+    garbage collector first clears the cycle's objects in no particular order: a ctypes
+    array's buffer is freed and an object's slots emptied, so a def held that way could be
+    freed before the function is deallocated (a use after free that crashed the suite once in
+    a while).  A tuple's items are never cleared and a bytearray is not tracked at all: the
+    def lives until the function's own deallocation lets go of it."""
+    __slots__ = ()
+
+    def __call__(self, *args):
+        return self[0](*args)
 
 
 class CheckedCall:
-    """A kernel function's ``__self__`` and its entry point's slow path, in Python: for
+    """A kernel's entry point's slow path, in Python (``KernelSelf`` calls it): for
     arguments the entry point does not take as they are, raises the precise TypeError or
     ValueError, or converts them (numpy scalars, ndarray subclasses, an int for a float)
     and calls the kernel's body through ctypes (a chunked call ``lo < 0``: in one piece)."""
-    __slots__ = ("code", "spec", "_kinds", "_body")
+    __slots__ = ("obj", "spec", "_kinds", "_body")
 
-    def __init__(self, code, spec):
-        self.code, self.spec, self._kinds, self._body = code, spec, None, None
+    def __init__(self, obj, spec):
+        self.obj, self.spec, self._kinds, self._body = obj, spec, None, None
 
     def __call__(self, *args):
         spec = self.spec
@@ -542,7 +561,7 @@ class CheckedCall:
         if spec.chunked and values[0] < 0:
             values[0] = 0
         if self._body is None:
-            self._body = ctypes_function(self.code.obj.address(spec.name), spec)
+            self._body = ctypes_function(self.obj.address(spec.name), spec)
         self._body(*values)
 
 
@@ -574,13 +593,10 @@ def kernel_functions(obj, specs):
     if _new_function is None:   # a private prototype: ctypes.pythonapi's attributes are shared
         _new_function = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object,
                                           ctypes.py_object)(("PyCFunction_NewEx", ctypes.pythonapi))
-    names = sorted(specs)
-    code = KernelCode(obj, (_PyMethodDef * len(names))())
     funcs = {}
-    for method, name in zip(code.methods, names):
-        method.ml_name, method.ml_flags = name.encode(), _METH_FASTCALL
-        method.ml_meth = obj.address(name + _PY_SUFFIX)
-        funcs[name] = _new_function(ctypes.addressof(method), CheckedCall(code, specs[name]), None)
+    for name in sorted(specs):
+        table, at = _method_def(name, obj.address(name + _PY_SUFFIX))
+        funcs[name] = _new_function(at, KernelSelf((CheckedCall(obj, specs[name]), table)), None)
     return funcs
 
 

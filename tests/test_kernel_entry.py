@@ -135,6 +135,48 @@ def test_functions_keep_their_code_mapped():
     assert obj() is None               # ... and releases it
 
 
+# The garbage collector clears a dead cycle's objects one by one before they are freed; a
+# weak reference's callback on an untracked object (an ndarray) in the cycle runs in the
+# middle of that, after the older objects (the kernel's own) were cleared and before the
+# kernel function is deallocated -- when CPython reads its PyMethodDef.  There the callback
+# refills freed memory of the def's size and reads the def through the function.
+_DEF_DURING_GC = textwrap.dedent("""
+    import ctypes, gc, weakref, numpy as np
+    import numjax as jax, numjax.numpy as jnp
+    from numjax.lowering import cpu_llvm, cpu_llvm_build, kernel_entry
+    lowered = cpu_llvm.lower_program(jax.make_jaxpr(lambda x: x * 2.0 + 1.0)(jnp.ones(8)))
+    loaded = cpu_llvm_build.load_kernels(lowered)
+    (k,) = kernel_entry.kernel_functions(loaded.obj, lowered.specs).values()
+    at = ctypes.c_void_p.from_address(id(k) + 16).value      # PyCFunctionObject.m_ml
+    before = ctypes.string_at(at, 32)
+    gc.collect()                       # k's objects now precede the cycle in the collector's list
+    malloc = ctypes.pythonapi.PyMem_Malloc
+    malloc.restype, malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    seen, blocks = [], []
+    def refill(_):
+        for size in (32, len(before) + 8):
+            for _ in range(20000):
+                blocks.append(malloc(size))
+                ctypes.memset(blocks[-1], 0xAB, size)
+        seen.append(ctypes.string_at(at, 32))
+    arr = np.zeros(1)
+    ref = weakref.ref(arr, refill)
+    cycle = [k, arr]
+    cycle.append(cycle)
+    del k, arr, cycle
+    gc.collect()
+    print(len(seen), seen == [before])
+""")
+
+
+def test_method_def_outlives_its_function_in_a_collected_cycle(tmp_path):
+    env = dict(os.environ, NUMJAX_CACHE_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", _DEF_DURING_GC], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["1", "True"], proc.stdout
+
+
 def test_many_threads_call_one_jitted_function(monkeypatch):
     monkeypatch.setattr(config, "numjax_parallel_threshold", 5000)   # chunked, team shared
     monkeypatch.setattr(config, "numjax_num_threads", 3)
