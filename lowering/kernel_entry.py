@@ -636,6 +636,7 @@ def check_layout():
 
     a = np.empty((3, 5), np.float32)
     swapped = np.empty(2, np.dtype(np.float32).newbyteorder())
+    strided = a[:, ::2]           # held: its memory is read below
     descr = read(ctypes.c_void_p, id(a) + _DESCR)
     ok = (read(ctypes.c_void_p, id(a) + _OB_TYPE) == id(np.ndarray)
           and read(ctypes.c_void_p, id(a) + _DATA_OFFSET) == a.ctypes.data
@@ -644,7 +645,7 @@ def check_layout():
           and descr == id(a.dtype)
           and read(ctypes.c_int, descr + _TYPE_NUM) == a.dtype.num
           and read(ctypes.c_int, id(a) + _FLAGS) == a.flags.num
-          and read(ctypes.c_int, id(a[:, ::2]) + _FLAGS) & _C_CONTIGUOUS == 0
+          and read(ctypes.c_int, id(strided) + _FLAGS) & _C_CONTIGUOUS == 0
           and read(ctypes.c_char, descr + _BYTEORDER) == b"="
           and read(ctypes.c_char, read(ctypes.c_void_p, id(swapped) + _DESCR) + _BYTEORDER)
           == swapped.dtype.byteorder.encode())
