@@ -169,6 +169,26 @@ _DEF_DURING_GC = textwrap.dedent("""
 """)
 
 
+_DEBUG_MALLOC = textwrap.dedent("""
+    import numpy as np, numjax as jax, numjax.numpy as jnp
+    from numjax.lowering import cpu_llvm_build
+    x = np.linspace(-2, 2, 50_000, dtype=np.float32)
+    y = np.asarray(jax.jit(lambda v: jnp.sin(v) * 2.0 + 1.0)(x))
+    assert np.allclose(y, np.sin(x) * 2 + 1, atol=1e-6)
+    print(len(cpu_llvm_build._loaded))
+""")
+
+
+def test_llvm_backend_runs_under_the_debug_allocator(tmp_path):
+    """PYTHONMALLOC=debug fills freed memory with 0xDD: the entry points' layout check and
+    calls must read only live objects there (check_layout once read a freed view)."""
+    env = dict(os.environ, NUMJAX_CACHE_DIR=str(tmp_path), PYTHONMALLOC="debug")
+    proc = subprocess.run([sys.executable, "-W", "error::numjax.errors.EagerFallbackWarning",
+                           "-c", _DEBUG_MALLOC], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert int(proc.stdout.split()[-1]) >= 1, proc.stdout     # compiled by the LLVM backend
+
+
 def test_method_def_outlives_its_function_in_a_collected_cycle(tmp_path):
     env = dict(os.environ, NUMJAX_CACHE_DIR=str(tmp_path))
     proc = subprocess.run([sys.executable, "-c", _DEF_DURING_GC], capture_output=True,
