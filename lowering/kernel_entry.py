@@ -9,8 +9,8 @@ pointers...)`` plus ``k_py``, a CPython ``METH_FASTCALL`` function ``PyObject *k
 dtype, rank, contiguity, sizes), converts them into slots and calls ``k_py`` back in "run"
 mode, which calls ``k`` -- with the GIL released for large calls, or in chunks on the
 parallel runner (``cpu_runtime``) when asked with ``lo < 0``.  Whatever the fast path does
-not take as it is goes to ``self`` (``KernelSelf``), the kernel's ``CheckedCall`` in Python, which raises
-TypeError or ValueError, or converts and calls the body through ctypes.
+not take as it is goes to ``self`` (a ``KernelSelf``), that is to the kernel's ``CheckedCall``
+in Python, which raises TypeError or ValueError, or converts and calls the body through ctypes.
 
 ``kernel_functions`` makes each ``k_py`` a builtin function (PyCFunction_NewEx): a call costs
 ~0.06 µs (through ctypes it took ~0.5 µs).  ``numjax_entry`` is the same for every kernel, so
@@ -524,7 +524,9 @@ class CheckedCall:
     """A kernel's entry point's slow path, in Python (``KernelSelf`` calls it): for
     arguments the entry point does not take as they are, raises the precise TypeError or
     ValueError, or converts them (numpy scalars, ndarray subclasses, an int for a float)
-    and calls the kernel's body through ctypes (a chunked call ``lo < 0``: in one piece)."""
+    and calls the kernel's body through ctypes (a chunked call ``lo < 0``: in one piece).
+    It holds the program's object code, so the code stays mapped while the kernel can be
+    called."""
     __slots__ = ("obj", "spec", "_kinds", "_body")
 
     def __init__(self, obj, spec):
