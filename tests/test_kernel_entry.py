@@ -21,6 +21,16 @@ from numjax.config import config
 from numjax.lowering import cpu_llvm, cpu_runtime
 
 
+def _run_script(script, cache_dir, *flags, timeout=300, **env):
+    """stdout of ``python *flags -c script`` in a fresh process with its own disk cache; the
+    process must exit 0."""
+    env = dict(os.environ, NUMJAX_CACHE_DIR=str(cache_dir), **env)
+    proc = subprocess.run([sys.executable, *flags, "-c", script], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
 def _selu(x):
     return 1.05 * jnp.where(x > 0, x, 1.67 * jnp.exp(x) - 1.67)
 
@@ -182,19 +192,14 @@ _DEBUG_MALLOC = textwrap.dedent("""
 def test_llvm_backend_runs_under_the_debug_allocator(tmp_path):
     """PYTHONMALLOC=debug fills freed memory with 0xDD: the entry points' layout check and
     calls must read only live objects there (check_layout once read a freed view)."""
-    env = dict(os.environ, NUMJAX_CACHE_DIR=str(tmp_path), PYTHONMALLOC="debug")
-    proc = subprocess.run([sys.executable, "-W", "error::numjax.errors.EagerFallbackWarning",
-                           "-c", _DEBUG_MALLOC], capture_output=True, text=True, timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert int(proc.stdout.split()[-1]) >= 1, proc.stdout     # compiled by the LLVM backend
+    out = _run_script(_DEBUG_MALLOC, tmp_path, "-W", "error::numjax.errors.EagerFallbackWarning",
+                      PYTHONMALLOC="debug")
+    assert int(out.split()[-1]) >= 1, out     # compiled by the LLVM backend
 
 
 def test_method_def_outlives_its_function_in_a_collected_cycle(tmp_path):
-    env = dict(os.environ, NUMJAX_CACHE_DIR=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-c", _DEF_DURING_GC], capture_output=True,
-                          text=True, timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split() == ["1", "True"], proc.stdout
+    out = _run_script(_DEF_DURING_GC, tmp_path)
+    assert out.split() == ["1", "True"], out
 
 
 def test_many_threads_call_one_jitted_function(monkeypatch):
@@ -343,11 +348,7 @@ print(os.waitstatus_to_exitcode(status))
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 @pytest.mark.parametrize("script", [_FORK, _FORK_NATIVE], ids=["python-team", "native"])
 def test_chunked_calls_work_in_a_forked_child(script, tmp_path):
-    env = dict(os.environ, NUMJAX_CACHE_DIR=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120, env=env)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split()[0] == "0"
+    assert _run_script(script, tmp_path, timeout=120).split()[0] == "0"
 
 
 _CACHED = textwrap.dedent("""
@@ -371,13 +372,7 @@ _CACHED = textwrap.dedent("""
 
 
 def test_program_from_the_disk_cache_runs_in_a_fresh_process(tmp_path):
-    env = dict(os.environ, NUMJAX_CACHE_DIR=str(tmp_path))
-    runs = []
-    for _ in range(2):
-        proc = subprocess.run([sys.executable, "-c", _CACHED], env=env, capture_output=True,
-                              text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    runs = [json.loads(_run_script(_CACHED, tmp_path).strip().splitlines()[-1]) for _ in range(2)]
     first, second = runs
     assert first["origin"] == "compiled" and second["origin"] == "disk cache"
     assert first["llvm"] and not second["llvm"]
