@@ -116,6 +116,15 @@ class SourceNames:
 class Codegen(SourceNames):
     planner_options = {}
 
+    @property
+    def value_ranges(self):
+        """The value ranges (``value_range``) of the program's values, computed once: a region
+        reads values made outside it (a clip's bounds, made rank-0 before the region)."""
+        if getattr(self, "_value_ranges", None) is None:
+            from .value_range import region_ranges
+            self._value_ranges = region_ranges(self.jaxpr.eqns)
+        return self._value_ranges
+
     def __init__(self, jaxpr, fn_name, parallel=False, scalar_io=False, subfns=None, kernels=None):
         self.jaxpr = jaxpr
         self.fn_name = fn_name
@@ -162,7 +171,7 @@ class Codegen(SourceNames):
         from . import leading_axis
         if self.parallel and leading_axis.blocked_region(region):
             return leading_axis.numba_region(self, region)
-        kg = KernelGen(region, self.parallel)
+        kg = KernelGen(region, self.parallel, self.value_ranges)
         RegionCodegen(kg, region).generate()
         name, src = kg.source()
         self.kernels[name] = src
@@ -210,8 +219,9 @@ class KernelGen:
     """The naming context of one region kernel: canonical names, so equal regions give equal
     source (and one compile) whatever program they come from; sizes arrive as arguments."""
 
-    def __init__(self, region, parallel):
+    def __init__(self, region, parallel, value_ranges=None):
         self.region, self.parallel = region, parallel
+        self.value_ranges = value_ranges      # the program's (``Codegen.value_ranges``), or None
         # The parameters and results are the region's signature, fixed by the planner.
         self.outputs, self.inputs = region.outputs, region.inputs
         self.dims = [d.size for d in region.dims]
@@ -374,8 +384,18 @@ class RegionCodegen(InnermostLoops):
         args = [self.read(v, body) for v in eqn.invars]
         t = self.gen.tmp()
         body.append(f"{t} = " + scalar.expression(prim, args, [v.aval.dtype for v in eqn.invars],
-                                                  out.aval.dtype, eqn.params))
+                                                  out.aval.dtype, eqn.params,
+                                                  arg_ranges=[self._ranges.get(v) for v in eqn.invars]))
         self.local[out] = t
+
+    @property
+    def _ranges(self):
+        """The region's value ranges (``value_range``), computed once."""
+        if getattr(self, "_value_ranges", None) is None:
+            from .value_range import region_ranges
+            known = getattr(self.gen, "value_ranges", None)
+            self._value_ranges = known if known is not None else region_ranges(self.region.eqns)
+        return self._value_ranges
 
     def _reduction(self, eqn, body, inits, finals):
         monoid = eqn.primitive.reduction

@@ -140,7 +140,7 @@ class DriverCodegen(numba_backend.Codegen):
         self._regions_done.update(id(e) for e in region.eqns)
         if leading_axis.blocked_region(region):
             return leading_axis.llvm_region(self, region)
-        kg = numba_backend.KernelGen(region, True)
+        kg = numba_backend.KernelGen(region, True, self.value_ranges)
         in_place = self._in_place(region, kg)
         numba_backend.RegionCodegen(kg, region).generate()
         name, text = kg.source()

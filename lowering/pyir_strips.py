@@ -39,6 +39,10 @@ from llvmlite import ir
 
 STRIP = 512        # iterations per strip: a few vector iterations; its arrays stay in L1
 RETRY_STRIPS = 64  # a stage tries its cheapest tier again after this many strips
+# Lanes of a whole strip's stage loops: a float32 vector of 512 bits.  Left to itself LLVM gave
+# sin's stage (float32 in and out, float64 inside) 8 lanes, and its float32 ends half vectors
+# (4.4 instructions per element, 3.7 at 16 lanes: the chain 1.45 -> 1.38 ns per element).
+STAGE_LANES = 16
 
 
 class Plan:
@@ -269,6 +273,8 @@ def _stage(tr, scope, target, lo, hi, stmts, imports, exports, arrays, predicate
     latch = _close_loop(func, loop_state, b.add(cur, ir.Constant(ir.IntType(64), 1)))
     if predicated:
         latch.set_metadata("llvm.loop", _predicated_loop(func.mod))
+    else:
+        latch.set_metadata("llvm.loop", _stage_loop(func.mod))
 
 
 def _open_loop(func, lo, hi, name):
@@ -308,6 +314,15 @@ class _LoopID(ir.values.MDValue):
         buf += (f"distinct !{{ {ops} }}", "\n")
 
     __eq__, __ne__, __hash__ = object.__eq__, object.__ne__, object.__hash__
+
+
+def _stage_loop(module):
+    """Loop metadata asking the vectorizer for ``STAGE_LANES`` lanes."""
+    width = module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.width"),
+                                 ir.Constant(ir.IntType(32), STAGE_LANES)])
+    enable = module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
+                                  ir.Constant(ir.IntType(1), 1)])
+    return _LoopID(module, [width, enable])
 
 
 def _predicated_loop(module):

@@ -222,11 +222,24 @@ def _vectorized(vm_name, neutral):
     return rule
 
 
-CPU_OVERRIDES = {prim: _vectorized(vm_name, RULES.get(prim)) for prim, vm_name in (
-    (ew.exp_p, "exp"), (ew.log_p, "log"), (ew.log1p_p, "log1p"), (ew.expm1_p, "expm1"),
-    (ew.tanh_p, "tanh"), (ew.logistic_p, "logistic"), (ew.sin_p, "sin"), (ew.cos_p, "cos"),
-    (ew.tan_p, "tan"), (ew.atan_p, "atan"), (ew.atan2_p, "atan2"), (ew.erf_p, "erf"),
-    (ew.erf_inv_p, "erf_inv"), (ew.pow_p, "pow"))}
+_VM_NAMES = {ew.exp_p: "exp", ew.log_p: "log", ew.log1p_p: "log1p", ew.expm1_p: "expm1",
+             ew.tanh_p: "tanh", ew.logistic_p: "logistic", ew.sin_p: "sin", ew.cos_p: "cos",
+             ew.tan_p: "tan", ew.atan_p: "atan", ew.atan2_p: "atan2", ew.erf_p: "erf",
+             ew.erf_inv_p: "erf_inv", ew.pow_p: "pow"}
+CPU_OVERRIDES = {prim: _vectorized(vm_name, RULES.get(prim)) for prim, vm_name in _VM_NAMES.items()}
+
+
+def _within_variant(prim, out_dtype, arg_ranges):
+    """The name of vmath's variant of ``prim``'s function for arguments in ``arg_ranges``
+    (``value_range``), or None (see ``within`` in vmath)."""
+    suffix = {np.dtype(np.float32): "_f32", np.dtype(np.float64): "_f64"}.get(np.dtype(out_dtype))
+    fn = _vmath.PLAIN.get(_VM_NAMES.get(prim, "") + (suffix or ""))
+    if fn is None or len(arg_ranges) != 1 or arg_ranges[0] is None:
+        return None
+    for variant, holds in getattr(fn, "within", ()):
+        if holds(arg_ranges[0]):
+            return variant.__name__
+    return None
 
 
 CPU_OVERRIDES[ew.exp2_p] = lambda a, i, o, p: _exp2(CPU_OVERRIDES, a, i, o, p)
@@ -240,9 +253,14 @@ def rule_for(prim, overrides=CPU_OVERRIDES):
     return rule
 
 
-def expression(prim, args, in_dtypes, out_dtype, params, overrides=CPU_OVERRIDES):
-    """Source of ``prim`` applied to scalar sources ``args``, cast to ``out_dtype``."""
-    expr = rule_for(prim, overrides)(args, in_dtypes, out_dtype, params)
+def expression(prim, args, in_dtypes, out_dtype, params, overrides=CPU_OVERRIDES, arg_ranges=None):
+    """Source of ``prim`` applied to scalar sources ``args``, cast to ``out_dtype``; on the CPU,
+    given the arguments' ``value_range.Range`` (None: unknown), a vmath variant for them."""
+    variant = _within_variant(prim, out_dtype, arg_ranges) if arg_ranges and overrides is CPU_OVERRIDES else None
+    if variant is not None:
+        expr = f"vm.{variant}({', '.join(args)})"
+    else:
+        expr = rule_for(prim, overrides)(args, in_dtypes, out_dtype, params)
     if np.dtype(out_dtype) == np.bool_:
         return expr
     return f"{np_type(out_dtype)}({expr})"

@@ -277,6 +277,7 @@ def _sign_one_f32(x):
 _XEXP_LO, _XEXP_HI = F(-87.8), F(88.8)
 _XEXP_LOG2E = _h32(0x3FB8AA3B)
 _XEXP_C1, _XEXP_C2 = _h32(0x3F318000), _h32(0xB95E8083)       # ln2 = C1 - C2
+_XEXP_SCALE = F(8388608.0 + 127.0)
 _XEXP_P = (_h32(0x39506967), _h32(0x3AB743CE), _h32(0x3C088908), _h32(0x3D2AA9C1),
            _h32(0x3E2AAAAA), F(0.5))
 
@@ -289,7 +290,9 @@ def _exp_f32_core(x, n):
     for i in range(1, 6):                            # unrolled by LLVM
         y = _fma_f32(y, r, p[i])
     y = F(1.0) + _fma_f32(y, r * r, r)
-    return y * _f32_from_bits(np.int32((np.int32(n) + 127) << 23))
+    # 2^n: n + 127 in the low bits of n + 2^23 + 127 (exact for |n| <= 127), moved into the
+    # exponent field: one add and a shift, and defined for nan (a float -> int conversion is not)
+    return y * _f32_from_bits(np.int32((_f32_bits(n + _XEXP_SCALE) & 0x1FF) << 23))
 
 
 @_inline
@@ -316,6 +319,12 @@ def exp_needs_more_than_mid(x):
 
 exp_f32.speculative = ((exp_f32_mid, exp_needs_more_than_mid),)
 exp_f32.speculate_alone = False      # a loop of exp alone stays one loop (its compile time)
+
+# Variants for arguments of a known range (``value_range``: what a fused region's operations
+# leave possible): ``fn.within`` lists ``(variant, holds(range))``, most specific first; a
+# variant equals ``fn`` wherever ``holds`` (nan included, but for its payload) and leaves out
+# the clamps, checks and selects that such arguments make moot.
+exp_f32.within = ((exp_f32_mid, lambda r: r.within(-80.0, 80.0)),)
 
 
 # log: x = 2^e * m, m in [sqrt(1/2), sqrt(2)), f = m - 1, log(1+f) =
@@ -406,12 +415,44 @@ def log1p_needs_big(x):
 log1p_f32.speculative = ((log1p_f32_mid, log1p_needs_more_than_mid), (log1p_f32_small, log1p_needs_big))
 
 
+@_inline
+def log1p_f32_big(x):
+    """log1p_f32 for x in [sqrt(2) - 1, max] or nan."""
+    y = _log_f32_normal(x + F(1.0))
+    return y if x == x else F(np.nan)
+
+
+@_inline
+def log_f32_normal(x):
+    """log_f32 for x positive, normal and finite, or nan."""
+    y = _log_f32_normal(x)
+    return y if x == x else F(np.nan)
+
+
+_MAX_F = float(np.finfo(F).max)
+log1p_f32.within = ((log1p_f32_big, lambda r: r.within(float(_XL1P_SMALL), _MAX_F)),
+                    (log1p_f32_small, lambda r: r.magnitude < float(_XL1P_SMALL)))
+log_f32.within = ((log_f32_normal, lambda r: r.within(float(_MIN_NORMAL_F), _MAX_F)),)
+
+
 # tanh: x for |x| < 4e-4, +-1 for |x| >= 20, else Eigen's odd rational
 # (degree 13/6) on x clamped to +-7.99881.
 _XTANH_CLAMP = _h32(0x40FFF644)
+_XTANH_TINY = F(4e-4)
 _XTANH_A = tuple(_h32(b) for b in (0xA59F25C0, 0x2A61337E, 0xAEBD37FF, 0x335C0041,
                                    0x3779434A, 0x3A270DED, 0x3BA059DC))
 _XTANH_B = tuple(_h32(b) for b in (0x35A0D3D8, 0x38F895D6, 0x3B14AA05, 0x3BA059DD))
+
+
+@_inline
+def _tanh_rational_f32(c):
+    z = c * c
+    a, b = _XTANH_A, _XTANH_B
+    p = a[0]
+    for i in range(1, 7):
+        p = _fma_f32(z, p, a[i])
+    q = _fma_f32(z, _fma_f32(z, _fma_f32(z, b[0], b[1]), b[2]), b[3])
+    return _fdiv(c * p, q)
 
 
 @_inline
@@ -419,15 +460,28 @@ def tanh_f32(x):
     # tiny x is returned by a select, which passes subnormals unflushed
     c = -_XTANH_CLAMP if x < -_XTANH_CLAMP else x
     c = _XTANH_CLAMP if c > _XTANH_CLAMP else c
-    z = c * c
-    a, b = _XTANH_A, _XTANH_B
-    p = a[0]
-    for i in range(1, 7):
-        p = _fma_f32(z, p, a[i])
-    q = _fma_f32(z, _fma_f32(z, _fma_f32(z, b[0], b[1]), b[2]), b[3])
-    y = _fdiv(c * p, q)
-    y = x if abs(x) < F(4e-4) else y
+    y = _tanh_rational_f32(c)
+    y = x if abs(x) < _XTANH_TINY else y
     return _sign_one_f32(x) if abs(x) >= F(20.0) else y
+
+
+@_inline
+def tanh_f32_inner(x):
+    """tanh_f32 for |x| <= the clamp (7.99881), or nan."""
+    y = _tanh_rational_f32(x)
+    return x if abs(x) < _XTANH_TINY else y
+
+
+@_inline
+def tanh_f32_rational(x):
+    """tanh_f32 for 4e-4 <= |x| <= the clamp, or nan."""
+    return _tanh_rational_f32(x)
+
+
+tanh_f32.within = (
+    (tanh_f32_rational, lambda r: r.magnitude <= float(_XTANH_CLAMP)
+     and (r.lo >= float(_XTANH_TINY) or r.hi <= -float(_XTANH_TINY))),
+    (tanh_f32_inner, lambda r: r.magnitude <= float(_XTANH_CLAMP)))
 
 
 @_inline
@@ -474,6 +528,10 @@ from . import vmath_sincos as _sincos  # noqa: E402
 
 sin_f32 = _inline(_sincos.sin_f32)
 cos_f32 = _inline(_sincos.cos_f32)
+sin_f32_small, cos_f32_small = _inline(_sincos.sin_f32_small), _inline(_sincos.cos_f32_small)
+sin_f32_fast, cos_f32_fast = _inline(_sincos.sin_f32_fast), _inline(_sincos.cos_f32_fast)
+sin_f32.within = ((sin_f32_small, lambda r: r.magnitude < 0.75), (sin_f32_fast, lambda r: r.magnitude < 120.0))
+cos_f32.within = ((cos_f32_small, lambda r: r.magnitude < 0.75), (cos_f32_fast, lambda r: r.magnitude < 120.0))
 
 
 # tan, pow: XLA calls the C library, so do we (scalar calls: these loops do not vectorize, as

@@ -43,7 +43,8 @@ _TOP_SMALL = 0x3F4         # pi/4 as float32 (0x3F490FDB): |x| < 0.75
 _TOP_FAST = 0x42F          # 120
 _TOP_INF = 0x7F8
 
-_HPI_INV_2P24 = float.fromhex("0x1.45F306DC9C883p+23")   # 2/pi * 2^24
+_HPI_INV = float.fromhex("0x1.45F306DC9C883p-1")        # 2/pi
+_ROUND_MAGIC = 1.5 * 2.0 ** 52     # x + this rounds x (|x| < 2^51) to an integer in the low bits
 _HPI = float.fromhex("0x1.921FB54442D18p0")              # pi/2
 _PI63 = float.fromhex("0x1.921FB54442D18p-62")           # 2*pi / 2^64
 _TWO61 = 1 << 61
@@ -71,9 +72,17 @@ _K0, _K1, _K2, _K3, _K4, _K5 = _PIO4_CHUNKS
 
 @_inline
 def _reduce_fast(xd):
-    """xd = n*pi/2 + r for |xd| < 120: n from truncating xd*(2/pi)*2^24 then rounding at bit 24."""
-    n = (np.int64(xd * _HPI_INV_2P24) + 0x800000) >> 24
-    return n, _fma(-D(n), _HPI, xd)     # (-D(n): -0 for n = 0, so that r keeps x's -0)
+    """xd = n*pi/2 + r for |xd| < 120; returns n mod 4 and r.
+
+    n = rint(xd * 2/pi), from one FMA: adding 1.5 * 2^52 rounds the product to an integer, which
+    lands in the low bits of j (no float -> int conversion, so also defined for nan and large
+    xd).  glibc truncates xd * (2/pi) * 2^24 and rounds at bit 24 instead; that gives another n
+    for five float32 inputs only (negative, at odd multiples of pi/4 to within 2^-24), where the
+    other polynomial rounds to the same float32 (tests/test_sincos_f32.py checks every float32
+    against the C library)."""
+    j = _fma(xd, _HPI_INV, _ROUND_MAGIC)
+    nd = j - _ROUND_MAGIC
+    return _f64_bits(j) & 3, _fma(-nd, _HPI, xd)     # (-nd: -0 for n = 0, so r keeps x's -0)
 
 
 @_inline
@@ -132,7 +141,7 @@ def _sincos_f32(x, shift):
     top = abits >> 20
     xd = D(x)
     fast = top < _TOP_FAST
-    n_fast, r_fast = _reduce_fast(xd if fast else 0.0)      # (keeps the conversion in range)
+    n_fast, r_fast = _reduce_fast(xd)
     n_large, r_large = _reduce_large(abits)
     small = top < _TOP_SMALL
     n = 0 if small else (n_fast if fast else n_large)
@@ -178,8 +187,6 @@ def _sincos_fast_f32(x, shift):
     The sign glibc gives r (sin's polynomial is odd, its roundings symmetric) or the cosine
     (by n & 2) is applied to the result instead: bit 1 of n + shift in both cases."""
     xd = D(x)
-    # (|x| >= 120 makes the conversion's result poison in LLVM's terms; it only reaches selects
-    # and arithmetic, and such an element's result is thrown away: its needs_full holds)
     n, r = _reduce_fast(xd)
     r2 = r * r
     m = n + shift
