@@ -116,15 +116,6 @@ class SourceNames:
 class Codegen(SourceNames):
     planner_options = {}
 
-    @property
-    def value_ranges(self):
-        """The value ranges (``value_range``) of the program's values, computed once: a region
-        reads values made outside it (a clip's bounds, made rank-0 before the region)."""
-        if getattr(self, "_value_ranges", None) is None:
-            from .value_range import region_ranges
-            self._value_ranges = region_ranges(self.jaxpr.eqns)
-        return self._value_ranges
-
     def __init__(self, jaxpr, fn_name, parallel=False, scalar_io=False, subfns=None, kernels=None):
         self.jaxpr = jaxpr
         self.fn_name = fn_name
@@ -137,6 +128,16 @@ class Codegen(SourceNames):
         self.counter = itertools.count()
         self.lines = []
         self.dim_sources = {}
+        self._value_ranges = None
+
+    @property
+    def value_ranges(self):
+        """The value ranges (``value_range``) of the program's values, computed once: a region
+        reads values made outside it (a clip's bounds, made rank-0 before the region)."""
+        if self._value_ranges is None:
+            from .value_range import region_ranges
+            self._value_ranges = region_ranges(self.jaxpr.eqns)
+        return self._value_ranges
 
     def dim(self, size):
         return self.dim_sources.get(size, str(size))

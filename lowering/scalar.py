@@ -210,10 +210,13 @@ RULES.update({
 
 # ---------------------------------------------------------------- CPU overrides
 
+_VM_SUFFIXES = {np.dtype(np.float32): "_f32", np.dtype(np.float64): "_f64"}
+
+
 def _vectorized(vm_name, neutral):
     """vmath's ``vm.NAME_f32``/``_f64`` where it exists for the result dtype, else ``neutral``."""
     def rule(args, in_dtypes, out_dtype, params):
-        suffix = {np.dtype(np.float32): "_f32", np.dtype(np.float64): "_f64"}.get(np.dtype(out_dtype))
+        suffix = _VM_SUFFIXES.get(np.dtype(out_dtype))
         if suffix and hasattr(_vmath, vm_name + suffix):
             return f"vm.{vm_name}{suffix}({', '.join(args)})"
         if neutral is None:
@@ -232,8 +235,8 @@ CPU_OVERRIDES = {prim: _vectorized(vm_name, RULES.get(prim)) for prim, vm_name i
 def _within_variant(prim, out_dtype, arg_ranges):
     """The name of vmath's variant of ``prim``'s function for arguments in ``arg_ranges``
     (``value_range``), or None (see ``within`` in vmath)."""
-    suffix = {np.dtype(np.float32): "_f32", np.dtype(np.float64): "_f64"}.get(np.dtype(out_dtype))
-    fn = _vmath.PLAIN.get(_VM_NAMES.get(prim, "") + (suffix or ""))
+    name, suffix = _VM_NAMES.get(prim), _VM_SUFFIXES.get(np.dtype(out_dtype))
+    fn = _vmath.PLAIN.get(name + suffix) if name and suffix else None
     if fn is None or len(arg_ranges) != 1 or arg_ranges[0] is None:
         return None
     for variant, holds in getattr(fn, "within", ()):

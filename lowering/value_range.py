@@ -202,7 +202,7 @@ def _integer_pow(a, *, y, **params):
 
 
 def _convert(a, *, new_dtype, **params):
-    return a        # (float -> float: the rounding is within the slack; ints: FULL via _range_of)
+    return a        # (float -> float: the rounding is within the slack; an int value has no range but a literal's)
 
 
 def _select_n(which, *cases, **params):

@@ -416,17 +416,16 @@ log1p_f32.speculative = ((log1p_f32_mid, log1p_needs_more_than_mid), (log1p_f32_
 
 
 @_inline
-def log1p_f32_big(x):
-    """log1p_f32 for x in [sqrt(2) - 1, max] or nan."""
-    y = _log_f32_normal(x + F(1.0))
-    return y if x == x else F(np.nan)
-
-
-@_inline
 def log_f32_normal(x):
     """log_f32 for x positive, normal and finite, or nan."""
     y = _log_f32_normal(x)
     return y if x == x else F(np.nan)
+
+
+@_inline
+def log1p_f32_big(x):
+    """log1p_f32 for x in [sqrt(2) - 1, max] or nan."""
+    return log_f32_normal(x + F(1.0))
 
 
 _MAX_F = float(np.finfo(F).max)
@@ -445,7 +444,8 @@ _XTANH_B = tuple(_h32(b) for b in (0x35A0D3D8, 0x38F895D6, 0x3B14AA05, 0x3BA059D
 
 
 @_inline
-def _tanh_rational_f32(c):
+def tanh_f32_rational(c):
+    """Eigen's rational; tanh_f32 for 4e-4 <= |c| <= the clamp, or nan."""
     z = c * c
     a, b = _XTANH_A, _XTANH_B
     p = a[0]
@@ -460,7 +460,7 @@ def tanh_f32(x):
     # tiny x is returned by a select, which passes subnormals unflushed
     c = -_XTANH_CLAMP if x < -_XTANH_CLAMP else x
     c = _XTANH_CLAMP if c > _XTANH_CLAMP else c
-    y = _tanh_rational_f32(c)
+    y = tanh_f32_rational(c)
     y = x if abs(x) < _XTANH_TINY else y
     return _sign_one_f32(x) if abs(x) >= F(20.0) else y
 
@@ -468,14 +468,8 @@ def tanh_f32(x):
 @_inline
 def tanh_f32_inner(x):
     """tanh_f32 for |x| <= the clamp (7.99881), or nan."""
-    y = _tanh_rational_f32(x)
+    y = tanh_f32_rational(x)
     return x if abs(x) < _XTANH_TINY else y
-
-
-@_inline
-def tanh_f32_rational(x):
-    """tanh_f32 for 4e-4 <= |x| <= the clamp, or nan."""
-    return _tanh_rational_f32(x)
 
 
 tanh_f32.within = (
