@@ -337,6 +337,20 @@ def _cached_array(rng):
     return {"columns": cols, "rtol": 1e-6, "atol": 0}
 
 
+@row("dispatch", "cached jit call, numpy f32[1000] and f64[1000] arguments, x*2+y")
+def _cached_numpy_args(rng):
+    # A training loop feeding numpy batches: each call converts (f64 -> f32 without x64)
+    # and must not alias the caller's arrays.
+    host, host64 = rng.standard_normal(1000).astype(np.float32), rng.standard_normal(1000)
+    f = numjax.jit(lambda v, w: v * 2 + w)
+    cols = {"numjax": lambda: f(host, host64),
+            "numpy": lambda: host * 2 + host64.astype(np.float32)}
+    if real_jax is not None:
+        g = real_jax.jit(lambda v, w: v * 2 + w)
+        cols["jax"] = lambda: g(host, host64)
+    return {"columns": cols, "rtol": 1e-6, "atol": 0}
+
+
 def _eager(op, host):
     def build(rng):
         x = jnp.asarray(host)

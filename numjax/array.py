@@ -76,7 +76,29 @@ class Array:
     def __array__(self, dtype=None, copy=None):
         if copy:
             return np.array(self._value, dtype=dtype)
-        return self._value if dtype is None else self._value.astype(dtype, copy=False)
+        v = self._value
+        if dtype is not None and np.dtype(dtype) != v.dtype:
+            return v.astype(dtype)
+        # A read-only view, as JAX gives: writing through it would change an immutable Array.
+        view = v.view()
+        view.flags.writeable = False
+        return view
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        # Read-only to consumers that know DLPack's read-only flag (numpy >= 2 asks with
+        # max_version); older ones get the buffer itself, as JAX exports it to them.
+        new = max_version is not None and tuple(max_version) >= (1, 0)
+        kwargs = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy))
+                  if v is not None}
+        v = self._value
+        if new:
+            v = self.__array__()
+        elif not v.flags.writeable:     # (a shared constant): they cannot be told it is read-only
+            v = v.copy()
+        return v.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._value.__dlpack_device__()
 
     def item(self, *args):
         return self._value.item(*args)
@@ -173,7 +195,20 @@ def to_numpy(x):
     """The numpy value of an eager operand (Array, numpy array or scalar)."""
     if type(x) is Array:
         return x._value
-    return np.asarray(x)
+    v = np.asarray(x)
+    if isinstance(x, Array):
+        return v
+    # As JAX makes an Array of a numpy operand: the canonical dtype (float64 -> float32
+    # without x64), in a buffer of its own.
+    return private_value(v.astype(dtypes.canonicalize_dtype(v.dtype), copy=False), x)
+
+
+def private_value(v, source):
+    """``v``, made from the caller's ``source`` by np.asarray/astype, in memory only numjax
+    holds: copied where it is ``source`` itself or a view of another buffer, which the caller
+    may still write.  (JAX copies host data into its own buffers: ``jnp.asarray(a)`` does not
+    change when ``a`` is written afterwards.)"""
+    return v.copy() if v is source or v.base is not None else v
 
 
 def c_contiguous(x):

@@ -320,9 +320,10 @@ class JitCache:
             outs = bind_jit(list(leaves), program.closed, self.name)
         else:
             vals = [leaf_value(x, a) for x, a in zip(leaves, program.closed.in_avals)]
-            outs = program.executable(self.name).call_arrays(vals)
+            outs = list(program.executable(self.name).call_arrays(vals))
+            copied = _unshare(outs, vals, leaves)
             if fast_args is not None:
-                self._remember_fast(fast_args, program)
+                self._remember_fast(fast_args, program, copied)
         return tree_util.tree_unflatten(program.out_tree, outs)
 
     def call_fast(self, args):
@@ -354,23 +355,32 @@ class JitCache:
             return MISS    # unseen, or made under other flags or for another default device
         self.stats.trace_hits += 1
         program, native = entry.program, entry.native
+        if entry.convert:
+            vals = _converted(vals, entry.convert)
         if native is None:
             outs = program.executable(self.name).call_arrays(list(vals))
-        elif program.single:
+        elif program.single and not entry.copy_out:
             return Array(native(*vals)[0], entry.out_weak)
         else:
             outs = [Array(o, a.weak_type) for o, a in zip(native(*vals), program.out_avals)]
+        for j in entry.copy_out:
+            outs[j] = Array(outs[j]._value.copy(), outs[j].weak_type)
         return outs[0] if program.single else tree_util.tree_unflatten(program.out_tree, outs)
 
-    def _remember_fast(self, args, program):
+    def _remember_fast(self, args, program, copy_out=()):
         key, vals = _fast_key(args)
         if key is None:
             return
+        convert = tuple((i, a.dtype) for i, (v, a) in enumerate(zip(vals, program.closed.in_avals))
+                        if v.dtype != a.dtype)
+        if convert:
+            vals = _converted(vals, convert)
         # A backend may offer an entry point specialized to these argument types.
         specialize = getattr(program.executable(self.name), "specialize", None)
         native = specialize(vals) if specialize else None
         device = thread_flags.jax_default_device if default_device_scoped else None
         entry = FastEntry(program, native, device, args)
+        entry.convert, entry.copy_out = convert, tuple(copy_out)
         self.fast[key] = entry
         if entry.one_array:
             self.fast_one[args[0]._value.shape] = entry
@@ -381,7 +391,8 @@ class FastEntry:
     point specialized to its arguments (or None), the config epoch and default device it
     was made under (a call under others misses), and -- for one contiguous Array in and one
     output made by the entry point (``one_array``) -- that input's dtype and weak type."""
-    __slots__ = ("program", "native", "epoch", "device", "out_weak", "one_array", "in_dtype", "in_weak")
+    __slots__ = ("program", "native", "epoch", "device", "out_weak", "one_array", "in_dtype", "in_weak",
+                 "convert", "copy_out")
 
     def __init__(self, program, native, device, args):
         self.program, self.native, self.epoch, self.device = program, native, config._epoch, device
@@ -397,19 +408,48 @@ _new_array = Array.__new__
 
 
 def _fast_key(args):
-    """The fast path's key of positional arguments (None when they are not all Arrays), and
-    their values. The config epoch and default device are checked on the entry, not keyed:
-    a call under other ones misses, traces (or finds its program) and is remembered again.
-    Contiguity is part of the key: the specialized entry point takes contiguous arrays only.
-    A device-resident Array (numjax.cuda.arrays.CudaArray) passes itself on
-    (``_jit_operand``) and its ``flags.c_contiguous`` sets its signatures apart."""
+    """The fast path's key of positional arguments (None unless all are Arrays or numpy
+    arrays), and their values. The config epoch and default device are checked on the entry,
+    not keyed: a call under other ones misses, traces (or finds its program) and is remembered
+    again. Contiguity is part of the key: the specialized entry point takes contiguous arrays
+    only. A numpy array keys with its own dtype (the entry converts it to the program's,
+    float64 to float32 without x64) and weak type None, apart from an Array of its signature:
+    its entry copies outputs that would share the caller's memory. A device-resident Array
+    (numjax.cuda.arrays.CudaArray) passes itself on (``_jit_operand``) and its
+    ``flags.c_contiguous`` sets its signatures apart."""
     try:
-        vals = [a._value if type(a) is Array else a._jit_operand for a in args]
+        vals = [a._value if type(a) is Array else _host_operand(a) for a in args]
         key = (tuple([(v.shape, v.dtype, v.flags.c_contiguous) for v in vals]),
-               tuple([a.weak_type for a in args]))
+               tuple([a.weak_type if type(a) is Array else getattr(a, "weak_type", None) for a in args]))
     except AttributeError:   # not all Arrays
         return None, None
     return key, vals
+
+
+def _host_operand(a):
+    return a if type(a) is np.ndarray else a._jit_operand
+
+
+def _converted(vals, convert):
+    vals = list(vals)
+    for i, dtype in convert:
+        vals[i] = np.asarray(vals[i], dtype=dtype)
+    return vals
+
+
+def _unshare(outs, vals, leaves):
+    """Indices of the outputs (Arrays, replaced here by copies) that share memory with a
+    caller's numpy argument: a jitted identity, reshape or slice gives a view of its input,
+    and the caller may write that array afterwards (JAX's outputs are its own buffers)."""
+    user = [v for v, x in zip(vals, leaves)
+            if not isinstance(x, Array) and type(v) is np.ndarray and (v is x or v.base is not None)]
+    if not user:
+        return ()
+    shared = [j for j, o in enumerate(outs)
+              if type(o) is Array and any(np.may_share_memory(o._value, v) for v in user)]
+    for j in shared:
+        outs[j] = Array(outs[j]._value.copy(), outs[j].weak_type)
+    return shared
 
 
 default_device_scoped = False   # set once ``jax.default_device(...)`` is first used

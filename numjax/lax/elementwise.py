@@ -522,8 +522,8 @@ def convert_element_type(operand, new_dtype):
     # A requested 64-bit type with x64 off warns as JAX does; object/str dtypes are refused.
     new_dtype = dtypes.check_user_dtype(new_dtype, "convert_element_type")
     aval = core.get_aval(operand)
-    if aval.dtype == new_dtype and not aval.weak_type and not isinstance(operand, (int, float, complex)):
-        return operand
+    if aval.dtype == new_dtype and not aval.weak_type and isinstance(operand, (Array, core.Tracer)):
+        return operand     # (a numpy operand becomes an Array of its own, as in JAX)
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=False, sharding=None)
 
 
@@ -531,7 +531,7 @@ def _convert_element_type(operand, new_dtype, weak_type=False):
     """Cast keeping track of weak types (what jnp's promotion emits)."""
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     aval = core.get_aval(operand)
-    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+    if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(operand, (Array, core.Tracer)):
         return operand
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
                                        sharding=None)

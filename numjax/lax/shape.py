@@ -5,7 +5,7 @@ from numjax.array import c_contiguous as _c_contiguous
 
 from .. import dtypes
 from ..array import Array, to_numpy
-from ..core import ShapedArray, get_aval
+from ..core import ShapedArray, Tracer, get_aval
 from ..jaxpr import param_printers
 from ._base import check_same_dtypes, make_primitive
 
@@ -64,7 +64,7 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
     shape = _static_dims(shape, "broadcast_in_dim")
     bdims = tuple(int(d) for d in broadcast_dimensions)
     aval = get_aval(operand)
-    if aval.shape == shape and bdims == tuple(range(len(shape))):
+    if aval.shape == shape and bdims == tuple(range(len(shape))) and isinstance(operand, (Array, Tracer)):
         return operand
     return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=bdims, sharding=None)
 
