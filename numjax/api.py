@@ -10,6 +10,7 @@ import numpy as np
 
 from . import core, dispatch, tree_util
 from .array import Array
+from .errors import out_of_memory
 from .config import config, scoped as config_scoped
 from .api_util import flatten_fun_nokwargs
 from .interpreters import partial_eval as pe
@@ -426,13 +427,16 @@ class PjitFunction:
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
-        if self._shardings is not None or _sharding_placed[0]:
-            return self._call_sharded(args, kwargs)
-        if not kwargs:
-            out = self._call_fast(args)    # a call seen before, without flattening
-            if out is not _MISS:
-                return out
-        return self._call_traced(args, kwargs)
+        try:
+            if self._shardings is not None or _sharding_placed[0]:
+                return self._call_sharded(args, kwargs)
+            if not kwargs:
+                out = self._call_fast(args)    # a call seen before, without flattening
+                if out is not _MISS:
+                    return out
+            return self._call_traced(args, kwargs)
+        except MemoryError as err:
+            raise out_of_memory(err) from None
 
     def _call_sharded(self, args, kwargs):
         from . import sharding_rules

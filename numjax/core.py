@@ -15,7 +15,7 @@ import threading
 import numpy as np
 
 from . import dtypes
-from .errors import (ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
+from .errors import (out_of_memory, ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
                      TracerIntegerConversionError)
 
 
@@ -132,9 +132,12 @@ class Primitive:
                 impl = impl_rules[self]
             except KeyError:
                 raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented") from None
-            if sharding_hooks.eager is None:
-                return impl(*args, **params)
-            return sharding_hooks.eager(self, impl, args, params)
+            try:
+                if sharding_hooks.eager is None:
+                    return impl(*args, **params)
+                return sharding_hooks.eager(self, impl, args, params)
+            except MemoryError as err:
+                raise out_of_memory(err) from None
         trace = find_top_trace(args)
         tracers = [trace.full_raise(a) for a in args]
         outs = trace.process_primitive(self, tracers, params)
@@ -207,9 +210,12 @@ class EvalTrace(Trace):
     pure = lift = lambda self, x: x
 
     def process_primitive(self, primitive, tracers, params):
-        if sharding_hooks.eager is None:
-            return impl_rules[primitive](*tracers, **params)
-        return sharding_hooks.eager(primitive, impl_rules[primitive], tracers, params)
+        try:
+            if sharding_hooks.eager is None:
+                return impl_rules[primitive](*tracers, **params)
+            return sharding_hooks.eager(primitive, impl_rules[primitive], tracers, params)
+        except MemoryError as err:
+            raise out_of_memory(err) from None
 
 
 _EVAL_MAIN = MainTrace(0, EvalTrace)   # the bottom of every thread's stack: evaluate now

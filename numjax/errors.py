@@ -68,6 +68,20 @@ class JaxRuntimeError(RuntimeError):
     """A failure found while running a computation (e.g. a failed checkify check)."""
 
 
+class OutOfMemoryError(JaxRuntimeError, MemoryError):
+    """JAX's ``RESOURCE_EXHAUSTED`` JaxRuntimeError for an allocation that failed; also a
+    MemoryError, which numpy raised underneath."""
+
+
+def out_of_memory(err):
+    """``err`` (numpy's MemoryError) as JAX reports it: RESOURCE_EXHAUSTED with the bytes."""
+    if isinstance(err, JaxRuntimeError):
+        return err
+    size = getattr(err, "_total_size", None)
+    what = f"{size} bytes" if size is not None else "memory"
+    return OutOfMemoryError(f"RESOURCE_EXHAUSTED: Out of memory allocating {what}. ({err})")
+
+
 class EagerFallbackWarning(UserWarning):
     """jit could not lower a program and runs it op by op, eagerly (correct, but slow).
 

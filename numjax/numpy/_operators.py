@@ -174,6 +174,7 @@ def _fast_binary(ufunc, slow, reflected, numpy_kinds=_NUMPY_KINDS):
         numpy_kinds = "f"    # (jnp's integer division converts to float first)
     from .._fp_quiet import call as quiet_call, run as quiet_run
     from ..config import config
+    from ..errors import out_of_memory
     trace_state = core.trace_state
     array_plans, scalar_plans = {}, {}
 
@@ -213,6 +214,8 @@ def _fast_binary(ufunc, slow, reflected, numpy_kinds=_NUMPY_KINDS):
             return slow(self, other)   # incompatible shapes: raise JAX's TypeError from lax
         except RuntimeError:           # another thread holds the quiet context
             out = quiet_call(ufunc, ov, sv) if reflected else quiet_call(ufunc, sv, ov)
+        except MemoryError as err:
+            raise out_of_memory(err) from None
         if type(out) is not np.ndarray:   # (numpy gives a scalar for 0-d operands)
             out = np.asarray(out) if compare else np.asarray(out, dtype=dt)
         return Array(out, weak)           # (a comparison's: weak exactly when both operands are)
