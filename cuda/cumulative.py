@@ -54,7 +54,10 @@ class CumulativeStep:
         self.view = (math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:]))
         n = self.view[1]
         first = n - 1 if reverse else 0
-        body = [f"a = x[o0, {first}, o1]", f"out[o0, {first}, o1] = a",
+        # XLA's cumulative sum starts from +0 (-0.0 becomes +0.0) along an axis longer than one
+        start = f" + {scalar.literal(0.0, x.aval.dtype)}" if eqn.primitive is rd.cumsum_p and n > 1 \
+            and np.dtype(x.aval.dtype).kind == "f" else ""
+        body = [f"a = x[o0, {first}, o1]{start}", f"out[o0, {first}, o1] = a",
                 f"for t in range(1, {n}):",
                 f"    j = {n - 1} - t" if reverse else "    j = t",
                 "    v = x[o0, j, o1]",

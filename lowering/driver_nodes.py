@@ -94,7 +94,7 @@ def KERNEL(d0, d1, d2, x):
     for i0 in numba.prange(d0):
         if d1 > 0:
             for i2 in range(d2):
-                o[i0, {first}, i2] = x[i0, {first}, i2]
+                o[i0, {first}, i2] = x[i0, {first}, i2]{start}
         for t in range(1, d1):
             j = {j}
             p = {p}
@@ -109,7 +109,7 @@ def KERNEL(d0, d1, x):
     o = np.empty((d0, d1), {dtype})
     for i0 in numba.prange(d0):
         if d1 > 0:
-            a = x[i0, {first}]
+            a = x[i0, {first}]{start}
             o[i0, {first}] = a
             for t in range(1, d1):
                 j = {j}
@@ -128,9 +128,13 @@ def _cumulative(gen, eqn):
     rev = eqn.params["reverse"]
     dt = x.aval.dtype.name
     last = axis == len(shape) - 1
+    # XLA's cumulative sum starts from +0 along an axis longer than one: -0.0 + 0.0 is +0.0,
+    # and + 0 changes no other value (a length-1 axis is copied, -0.0 included).
+    start = f" + ({_np_type(dt)}(0.0) if d1 > 1 else -{_np_type(dt)}(0.0))" \
+        if eqn.primitive is rd.cumsum_p and np.dtype(dt).kind == "f" else ""
     text = (_CUM_LAST_SOURCE if last else _CUM_SOURCE).format(
         dtype=_np_type(dt), combine=_COMBINE[eqn.primitive], first="d1 - 1" if rev else "0",
-        j="d1 - 1 - t" if rev else "t", p="j + 1" if rev else "j - 1")
+        j="d1 - 1 - t" if rev else "t", p="j + 1" if rev else "j - 1", start=start)
     dims = [("d0", _prod(gen, shape[:axis])), ("d1", gen.dim(shape[axis])), ("d2", _prod(gen, shape[axis + 1:]))]
     view = ("d0", "d1") if last else ("d0", "d1", "d2")
     lines, bufs = _run(gen, text, dims[:len(view)], [(gen.name(x), dt, view)], [(dt, view)], _prod(gen, shape))

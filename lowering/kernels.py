@@ -53,6 +53,8 @@ def cumulative_last(x, kind, reverse):
         for t in range(n):
             j = n - 1 - t if reverse else t
             v = x[r, j]
+            if t == 0 and kind == 0 and n > 1:
+                v += 0      # XLA's sum starts from +0: -0.0 becomes +0.0 (ints unchanged)
             if t > 0:
                 prev = out[r, j + 1] if reverse else out[r, j - 1]
                 if kind == 0:

@@ -157,7 +157,9 @@ def argmin(operand, axis, index_dtype):
 
 # ---------------------------------------------------------------- cumulative
 
-def _cum_impl(np_accumulate):
+def _cum_impl(np_accumulate, from_zero=False):
+    """``from_zero``: XLA's cumulative sum starts from +0 along an axis longer than one (a
+    prefix of -0.0 sums to +0.0; a length-1 axis is copied as it is, -0.0 included)."""
     def impl(x, *, axis, reverse):
         v = to_numpy(x)
         if reverse:
@@ -165,7 +167,10 @@ def _cum_impl(np_accumulate):
         # float16 accumulates in float32, as the compiled loops do (see _ordered above).
         wide = v.astype(np.float32) if v.dtype == np.float16 else v
         with np.errstate(all="ignore"):     # inf - inf, past float16's range: silent, as in JAX
-            out = np_accumulate(wide, axis=axis).astype(v.dtype)
+            out = np_accumulate(wide, axis=axis)
+            if from_zero and v.ndim and v.shape[axis] > 1 and np.issubdtype(out.dtype, np.inexact):
+                out = out + out.dtype.type(0)
+            out = out.astype(v.dtype)
         if reverse:
             out = np.flip(out, axis)
         return Array(_c_contiguous(out), getattr(x, "weak_type", False))
@@ -178,7 +183,7 @@ def _cum_abstract(x, *, axis, reverse):
     return x
 
 
-cumsum_p = make_primitive("cumsum", _cum_impl(np.cumsum), _cum_abstract)
+cumsum_p = make_primitive("cumsum", _cum_impl(np.cumsum, from_zero=True), _cum_abstract)
 cumprod_p = make_primitive("cumprod", _cum_impl(np.cumprod), _cum_abstract)
 cummax_p = make_primitive("cummax", _cum_impl(
     lambda v, axis: _signed_zero_cumulative(np.maximum.accumulate(v, axis=axis), v, axis, True)), _cum_abstract)

@@ -222,6 +222,15 @@ def test_jnp_cumsum_cumprod_and_nan_max():
     check(lambda x: jnp.cumsum(x, axis=0, dtype=jnp.int32), np.arange(6, dtype=np.int8).reshape(3, 2))
 
 
+@pytest.mark.parametrize("shape,axis", [((1,), 0), ((5,), 0), ((3, 1), 1), ((3, 4), 0), ((2, 3, 4), 1)])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumsum_of_negative_zeros_starts_from_plus_zero(shape, axis, reverse):
+    # XLA's cumulative sum starts from +0 along an axis longer than one (assert_array_equal
+    # does not tell -0.0 from 0.0: the sign bits are compared)
+    got = check(lambda x: lax.cumsum(x, axis=axis, reverse=reverse), np.full(shape, -0.0, np.float32))
+    assert (np.signbit(np.asarray(got[0])) == (shape[axis] == 1)).all()
+
+
 # ---------------------------------------------------------------- window reductions
 
 def test_pooling():
