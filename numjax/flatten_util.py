@@ -53,5 +53,5 @@ def _unravel_list(sizes, shapes, from_dtypes, to_dtype, flat):
     flat_dtype = dtypes.dtype_and_weak(flat)[0]
     if flat_dtype != to_dtype:
         raise TypeError(f"unravel function given array of dtype {flat_dtype}, but expected dtype {to_dtype}")
-    return [lax.convert_element_type(lax.reshape(chunk, shape), dtype)
+    return [lax._convert_element_type(lax.reshape(chunk, shape), dtype, warn_on_complex_to_real_cast=False)
             for chunk, shape, dtype in zip(_split(flat, sizes), shapes, from_dtypes)]

@@ -524,15 +524,26 @@ def convert_element_type(operand, new_dtype):
     aval = core.get_aval(operand)
     if aval.dtype == new_dtype and not aval.weak_type and isinstance(operand, (Array, core.Tracer)):
         return operand     # (a numpy operand becomes an Array of its own, as in JAX)
+    _warn_complex_to_real(aval.dtype, new_dtype, stacklevel=3)
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=False, sharding=None)
 
 
-def _convert_element_type(operand, new_dtype, weak_type=False):
-    """Cast keeping track of weak types (what jnp's promotion emits)."""
+def _warn_complex_to_real(old, new, stacklevel):
+    if dtypes.kind(old) == "c" and dtypes.kind(new) != "c":
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=stacklevel)
+
+
+def _convert_element_type(operand, new_dtype, weak_type=False, warn_on_complex_to_real_cast=True):
+    """Cast keeping track of weak types (what jnp's promotion emits); a complex value cast to
+    a real type warns as in JAX unless ``warn_on_complex_to_real_cast`` is False."""
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     aval = core.get_aval(operand)
     if aval.dtype == new_dtype and aval.weak_type == weak_type and isinstance(operand, (Array, core.Tracer)):
         return operand
+    if warn_on_complex_to_real_cast:
+        _warn_complex_to_real(aval.dtype, new_dtype, stacklevel=3)
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type),
                                        sharding=None)
 

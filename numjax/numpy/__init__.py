@@ -1198,7 +1198,16 @@ def astype(x, dtype, copy=False):
         from .._prng import PRNGKeyArray
         if isinstance(x, PRNGKeyArray) and dtype == x.dtype:
             return x
-    return lax._convert_element_type(asarray_leaf(x), _dtypes.check_user_dtype(dtype, "astype"), False)
+    x, dtype = asarray_leaf(x), _dtypes.check_user_dtype(dtype, "astype")
+    if _dtypes.kind(get_aval(x).dtype) == "c":
+        if _dtypes.kind(dtype) in "iuf":
+            import warnings
+            warnings.warn("Casting from complex to real dtypes will soon raise a ValueError. Please first use "
+                          "jnp.real or jnp.imag to take the real/imaginary component of your input.",
+                          DeprecationWarning, stacklevel=2)
+        elif dtype == _np.bool_:
+            x = not_equal(x, 0)      # as JAX: nonzero, not the real part's truth
+    return lax._convert_element_type(x, dtype, False, warn_on_complex_to_real_cast=False)
 
 
 # allclose, isclose, array_equal: ``_extra`` (star-imported below).

@@ -430,6 +430,23 @@ def getitem(arr, idx):
     return _rewriting_take(arr, idx)
 
 
+def _warn_unsafe_cast(y, dtype):
+    """JAX's FutureWarning for updates that promotion would not cast to the array's ``dtype``
+    (``jnp.arange(4).at[1].set(2.7)``: a float into an int array; a Python int that fits,
+    into any integer array, is safe)."""
+    import warnings
+    from ..config import config
+    try:
+        safe = dtypes.result_type(y, dtype) == dtype
+    except TypeError:
+        return
+    if not safe:
+        warnings.warn("scatter inputs have incompatible types: cannot safely cast value from "
+                      f"dtype={get_aval(y).dtype} to dtype={np.dtype(dtype)} with "
+                      f"jax_numpy_dtype_promotion={config.jax_numpy_dtype_promotion}. "
+                      "In future JAX releases this will result in an error.", FutureWarning, stacklevel=4)
+
+
 def _scatter_update(x, idx, y, scatter_fn, *, mode=None, indices_are_sorted=False,
                     unique_indices=False, normalize=True, index_cast="after"):
     import numjax.numpy as jnp
@@ -437,6 +454,7 @@ def _scatter_update(x, idx, y, scatter_fn, *, mode=None, indices_are_sorted=Fals
     x_aval = get_aval(x)
     y = jnp.asarray(y)
     if get_aval(y).dtype != x_aval.dtype:
+        _warn_unsafe_cast(y, x_aval.dtype)
         y = lax._convert_element_type(y, x_aval.dtype, x_aval.weak_type)
     xe, ix, inserted = _index(x, idx, normalize, index_cast)
     if any(d == 0 for d in ix.shape):
