@@ -198,7 +198,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     normalizer = lax.sub(count, _const(ddof, get_aval(centered).dtype))
     out = lax.div(sum(centered, axis, keepdims=keepdims, where=where), normalizer)
     narrowed = dtypes.kind(dt) not in "c" and (dtype is not None or comp_dt != dt)
-    return lax._convert_element_type(out, dt, False) if narrowed else out
+    out = lax._convert_element_type(out, dt, False) if narrowed else out
+    # as JAX: NaN where ddof leaves no degrees of freedom (ddof > n would divide by a negative)
+    return _where3(lax.gt(normalizer, _const(0, get_aval(normalizer).dtype)), out, np.nan)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):

@@ -49,3 +49,4 @@ def test_warnings_and_values(case):
     assert ours_w == theirs_w
     assert ours.dtype == theirs.dtype
     np.testing.assert_array_equal(ours, theirs)
+
