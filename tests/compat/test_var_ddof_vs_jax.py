@@ -11,7 +11,6 @@ import numjax.numpy as njnp  # noqa: E402
 jax.config.update("jax_platform_name", "cpu")
 
 
-
 @pytest.mark.parametrize("ddof", [0, 1, 2, 3, 5])
 def test_var_and_std_with_ddof(ddof):
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
