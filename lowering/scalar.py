@@ -248,6 +248,16 @@ def _within_variant(prim, out_dtype, arg_ranges):
 CPU_OVERRIDES[ew.exp2_p] = lambda a, i, o, p: _exp2(CPU_OVERRIDES, a, i, o, p)
 
 
+def _reduce_precision(args, in_dtypes, out_dtype, params):
+    suffix = _VM_SUFFIXES.get(np.dtype(out_dtype))
+    if suffix is None:
+        raise NotImplementedError(f"reduce_precision of {np.dtype(out_dtype).name} has no CPU lowering")
+    return f"sh.reduce_precision{suffix}({args[0]}, {int(params['exponent_bits'])}, {int(params['mantissa_bits'])})"
+
+
+CPU_OVERRIDES[lb.reduce_precision_p] = _reduce_precision
+
+
 def rule_for(prim, overrides=CPU_OVERRIDES):
     """A backend's scalar rule for ``prim``: its override, else the neutral rule."""
     rule = overrides.get(prim) or RULES.get(prim)

@@ -184,5 +184,44 @@ f2i_int8, f2i_int16, f2i_int32, f2i_int64 = (_make_f2i(t) for t in (np.int8, np.
 f2i_uint8, f2i_uint16, f2i_uint32, f2i_uint64 = (_make_f2i(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 
 
+# XLA's ReducePrecision on the bits (numjax/lax/bits.py has the same steps for numpy): the
+# magnitude's mantissa rounds to nearest even (a carry may raise the exponent), an exponent
+# above the reduced range gives infinity, one at or below its minimum zero; the sign is kept
+# and NaN passes through. The bit counts are constants of each call, so the branches fold.
+@_inline
+def reduce_precision_f32(x, exponent_bits, mantissa_bits):
+    bits = np.int64(_f32_bits(x))
+    mag = bits & 0x7FFFFFFF
+    if mantissa_bits < 23:
+        shift = 23 - mantissa_bits
+        last = np.int64(1) << shift
+        mag = (mag + ((mag >> shift) & 1) + ((last >> 1) - 1)) & ~(last - 1)
+    if exponent_bits < 8:
+        reduced = (1 << (exponent_bits - 1)) - 1
+        e = mag & 0x7F800000
+        mag = 0x7F800000 if e > ((127 + reduced) << 23) else (0 if e <= ((127 - reduced) << 23) else mag)
+    out = _f32_from_bits(np.int32((mag & 0x7FFFFFFF) | (bits & -0x80000000)))
+    return x if x != x else out
+
+
+@_inline
+def reduce_precision_f64(x, exponent_bits, mantissa_bits):
+    bits = _f64_bits(x)
+    mag = bits & 0x7FFFFFFFFFFFFFFF
+    if mantissa_bits < 52:
+        shift = 52 - mantissa_bits
+        last = np.int64(1) << shift
+        mag = (mag + ((mag >> shift) & 1) + ((last >> 1) - 1)) & ~(last - 1)
+    if exponent_bits < 11:
+        reduced = (1 << (exponent_bits - 1)) - 1
+        e = mag & 0x7FF0000000000000
+        mag = 0x7FF0000000000000 if e > ((1023 + reduced) << 52) else (0 if e <= ((1023 - reduced) << 52) else mag)
+    out = _f64_from_bits((mag & 0x7FFFFFFFFFFFFFFF) | (bits & (np.int64(-1) << 63)))
+    return x if x != x else out
+
+
 # name -> plain Python function, whatever the binding state (the f2i_* closures all share __name__ "f2i").
 PLAIN = _inline.plain_by_name()
+
+
+from .vmath import _f32_bits, _f32_from_bits, _f64_bits, _f64_from_bits  # noqa: E402  (after: vmath is large)

@@ -4,6 +4,9 @@ __version__ = "0.1.0"
 __version_info__ = (0, 10, 2)
 
 from .config import config, log_compiles  # noqa: F401
+from .config import (check_tracer_leaks, debug_infs, debug_nans, default_matmul_precision,  # noqa: F401
+                     default_prng_impl, enable_x64, numpy_dtype_promotion, numpy_rank_promotion,
+                     threefry_partitionable)
 from . import errors, tree_util  # noqa: F401
 from .array import ArrayType as Array  # noqa: F401  (abstract: tracers are instances)
 from . import numpy, lax  # noqa: F401

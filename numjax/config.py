@@ -162,3 +162,75 @@ _UNSET = object()
 
 
 log_compiles = _FlagContext("jax_log_compiles")
+
+
+_MATMUL_PRECISIONS = (
+    "default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "ANY_F8_ANY_F8_F32",
+    "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY", "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16",
+    "F16_F16_F32", "BF16_BF16_BF16", "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6",
+    "BF16_BF16_F32_X9", "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64")
+
+
+def _check_enum(choices, allow_none=False):
+    def check(value):
+        if (value is None and allow_none) or value in choices:
+            return value
+        none = "None or " if allow_none else ""
+        raise ValueError(f"new enum value must be {none}in {list(choices)}, got {value} of type {type(value)}.")
+    return check
+
+
+class State:
+    """JAX's configuration states at the top of the package (``jax.enable_x64``,
+    ``jax.numpy_dtype_promotion``, ...): ``.value`` reads the option; calling one gives a context
+    manager (also a decorator) that sets it for a block and restores it after. numjax's setting
+    holds for the process during the block (JAX's for the calling thread), except for the
+    flags that numjax scopes per thread (``_ScopedFlag``)."""
+
+    def __init__(self, name, check=bool):
+        self._name, self._check = "jax_" + name, check
+
+    @property
+    def value(self):
+        return getattr(config, self._name)
+
+    def __call__(self, new_val=True):
+        new_val = self._check(new_val)
+        if isinstance(getattr(Config, self._name, None), _ScopedFlag):
+            return scoped(self._name, new_val)
+        return _ProcessSetting(self._name, new_val)
+
+
+class _ProcessSetting(contextlib.ContextDecorator):
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+    def _recreate_cm(self):
+        return _ProcessSetting(self.name, self.value)
+
+    def __enter__(self):
+        self.saved = getattr(config, self.name)
+        config.update(self.name, self.value)     # (a new epoch: traces made outside do not apply)
+        return self
+
+    def __exit__(self, *exc):
+        config.update(self.name, self.saved)
+        return False
+
+
+enable_x64 = State("enable_x64")
+threefry_partitionable = State("threefry_partitionable")
+check_tracer_leaks = State("check_tracer_leaks")
+# Accepted and recorded, not acted on (README, "Missing"):
+debug_nans = State("debug_nans")
+debug_infs = State("debug_infs")
+numpy_rank_promotion = State("numpy_rank_promotion", _check_enum(("allow", "warn", "raise")))
+def _check_dtype_promotion(value):
+    if value not in ("standard", "strict"):
+        raise ValueError(f"{value!r} is not a valid NumpyDtypePromotion")
+    return value
+
+
+numpy_dtype_promotion = State("numpy_dtype_promotion", _check_dtype_promotion)
+default_matmul_precision = State("default_matmul_precision", _check_enum(_MATMUL_PRECISIONS, allow_none=True))
+default_prng_impl = State("default_prng_impl", _check_enum(("threefry2x32", "rbg", "unsafe_rbg")))

@@ -12,7 +12,8 @@ from .indexing import (dynamic_index_in_dim, dynamic_slice, dynamic_update_slice
                        scatter_add, scatter_sub, scatter_mul, scatter_min, scatter_max,
                        scatter_apply, ScatterDimensionNumbers)
 from .linalg import dot, dot_general  # noqa: F401
-from .bits import bitcast_convert_type_p, clz, clz_p, population_count, population_count_p  # noqa: F401
+from .bits import (bitcast_convert_type_p, clz, clz_p, population_count, population_count_p,  # noqa: F401
+                   reduce_precision, reduce_precision_p)
 from .slicing_in_dim import (dynamic_index_in_dim, dynamic_slice_in_dim,  # noqa: F401,F811
                              dynamic_update_index_in_dim, dynamic_update_slice_in_dim,
                              index_in_dim, slice_in_dim)
