@@ -18,7 +18,7 @@ from .api import (Device, ShapeDtypeStruct, block_until_ready, default_backend, 
 from . import tree  # noqa: F401
 from . import experimental, sharding, stages, typing  # noqa: F401
 from . import distributed  # noqa: F401  (imports mpi4py only when initialize() runs)
-from .api import process_indices  # noqa: F401
+from .api import clear_caches, print_environment_info, process_indices  # noqa: F401
 from .sharding import NamedSharding, PartitionSpec as P  # noqa: F401
 from .api import make_mesh, set_mesh, shard_map  # noqa: F401
 from .sharding import reshard  # noqa: F401

@@ -226,6 +226,28 @@ def _host_array_device(x):
     return _devices()[0] if _on_cpu.get(id(x)) is x else _default_device()
 
 
+def clear_caches():
+    """Clear every compilation and staging cache held in memory (not the disk cache)."""
+    dispatch.clear_caches()
+
+
+def print_environment_info(return_string=False):
+    """Versions and devices, as ``jax.print_environment_info`` reports them."""
+    import platform
+    import sys
+    import numba
+    import numjax
+    text = (f"numjax:    {numjax.__version__} (JAX {'.'.join(map(str, numjax.__version_info__))}'s API)\n"
+            f"numba:     {numba.__version__}\nnumpy:     {np.__version__}\n"
+            f"python:    {sys.version.replace(chr(10), ' ')}\ndevice info: {devices()[0].device_kind}-"
+            f"{device_count()}, {local_device_count()} local devices\nprocess_count: {process_count()}\n"
+            f"platform: {platform.uname()}\n")
+    if return_string:
+        return text
+    print(text)
+    return None
+
+
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """``x``'s array leaves on ``device`` (a Device, a single-device Sharding, a pytree of
     them matching a prefix of ``x``, or None: the default device; Arrays already placed stay

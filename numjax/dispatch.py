@@ -242,6 +242,19 @@ _programs_strong = {}                     # for callables that cannot be weakly 
 _programs_lock = threading.Lock()
 
 MISS = object()   # what ``JitCache.call_fast`` returns when the fast path does not apply
+_jit_caches = weakref.WeakSet()           # every JitCache, for ``clear_caches``
+
+
+def clear_caches():
+    """``jax.clear_caches()``: forget every traced program (and the executable compiled for it)
+    and every fast-path entry held in memory, so the next calls trace again; the disk cache
+    stays, as JAX's persistent cache does."""
+    with _programs_lock:
+        for table in list(_programs.values()) + list(_programs_strong.values()):
+            table.clear()
+    for cache in list(_jit_caches):
+        cache.fast.clear()
+        cache.fast_one.clear()
 
 
 def _programs_for(fun):
@@ -277,6 +290,7 @@ class JitCache:
     def __init__(self, fun, name):
         self.name = name
         self.programs = _programs_for(fun)
+        _jit_caches.add(self)
         self.fast = {}        # ``_fast_key`` of positional Arrays -> FastEntry
         # Shape of one contiguous Array -> the FastEntry last made for it with one output of a
         # native entry point: the commonest call, checked (``FastEntry.one_array``) before the

@@ -27,7 +27,7 @@ __all__ = [
     "poisson", "laplace", "logistic", "gumbel", "cauchy", "t", "lognormal",
     "multivariate_normal", "orthogonal", "rademacher", "maxwell", "pareto", "weibull_min",
     "chisquare", "f", "binomial", "geometric", "generalized_normal", "ball",
-    "double_sided_maxwell", "triangular", "rayleigh", "wald", "PRNGKeyArray",
+    "double_sided_maxwell", "triangular", "rayleigh", "wald", "PRNGKeyArray", "key_dtype", "clone",
 ]
 
 
@@ -147,6 +147,18 @@ def key(seed, *, impl=None, dtype=None):
 def _check_impl(impl):
     if impl is not None and not (impl == "threefry2x32" or impl == key_dtype_fry):
         raise ValueError(f"unrecognized PRNG implementation {impl!r}: numjax provides threefry2x32")
+
+
+def key_dtype(impl=None):
+    """The dtype of typed keys (``key<fry>``): numjax has threefry2x32 only."""
+    _check_impl(impl)
+    return key_dtype_fry
+
+
+def clone(key):
+    """The key itself, for reuse: JAX's key-reuse checker (which numjax has not) is told of
+    the reuse; the bits are the same."""
+    return key
 
 
 def key_data(keys):
