@@ -2,8 +2,14 @@
 bit patterns and every special class; float16 and bfloat16 eagerly (JAX's jit of those differs
 from its own eager results in NaN payloads and float16 subnormals, which numjax does not copy:
 README). Also the configuration states numjax exports at the top (``enable_x64`` & co)."""
+import os
+import sys
+
 import numpy as np
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from test_reduce_precision import CONFIGS, _bits, _random_f32  # noqa: E402
 
 jax = pytest.importorskip("jax", reason="real JAX not installed (tox -e compat)")
 import jax.numpy as jjnp  # noqa: E402
@@ -13,24 +19,10 @@ import numjax.numpy as njnp  # noqa: E402
 
 jax.config.update("jax_platform_name", "cpu")
 
-CONFIGS = [(8, 7), (5, 10), (4, 3), (5, 2), (8, 23), (11, 52), (8, 0), (1, 1), (2, 5), (6, 20), (3, 0)]
-
-
-def _f32():
-    bits = np.random.default_rng(0).integers(0, 2**32, 300_000, dtype=np.uint64).astype(np.uint32)
-    special = np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0xFFC00001, 1,
-                        0x007FFFFF, 0x00800000, 0x7F7FFFFF], np.uint32)
-    return np.concatenate([bits, special]).view(np.float32)
-
-
-def _bits(x):
-    v = np.asarray(x)
-    return v.view(np.dtype(f"uint{8 * v.dtype.itemsize}"))
-
 
 @pytest.mark.parametrize("config", CONFIGS)
 def test_float32(config):
-    x = _f32()
+    x = _random_f32()
     for ours, theirs in ((nj.lax.reduce_precision, jax.lax.reduce_precision),
                          (nj.jit(lambda v: nj.lax.reduce_precision(v, *config)),
                           jax.jit(lambda v: jax.lax.reduce_precision(v, *config)))):
