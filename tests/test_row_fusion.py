@@ -235,6 +235,7 @@ def test_argmax_of_fused_values_with_other_reductions():
     np.testing.assert_array_equal(b, np.argmin(x, axis=-1))
 
 
+@pytest.mark.slow     # ~50 s of Numba compiling on a slow 2-core machine
 def test_numba_backend_leading_axis_and_argmax():
     from numjax.lowering import compile as numba_backend
     x = _data((3000, 700), np.float32, seed=10)

@@ -116,6 +116,7 @@ def distinct_functions():
             [jax.jit(named(jax.grad(f), f"grad_chain_{k}")) for k, f in enumerate(funcs)])
 
 
+@pytest.mark.slow     # ~30 s: compiles every function twice (threads, then one thread)
 def test_distinct_functions_traced_in_threads_match_one_thread(compiles):
     funcs, jits, jit_grads = distinct_functions()
     want = [transformations(*fs) for fs in zip(funcs, jits, jit_grads)]
