@@ -196,11 +196,13 @@ def to_numpy(x):
     if type(x) is Array:
         return x._value
     v = np.asarray(x)
-    if isinstance(x, Array):
-        return v
-    # As JAX makes an Array of a numpy operand: the canonical dtype (float64 -> float32
-    # without x64), in a buffer of its own.
-    return private_value(v.astype(dtypes.canonicalize_dtype(v.dtype), copy=False), x)
+    return v if isinstance(x, Array) else host_value(v, x)
+
+
+def host_value(v, source):
+    """``v = np.asarray(source)`` as JAX makes an Array of it: the canonical dtype (float64 ->
+    float32 without x64), in a buffer of its own (``private_value``)."""
+    return private_value(v.astype(dtypes.canonicalize_dtype(v.dtype), copy=False), source)
 
 
 def private_value(v, source):

@@ -121,17 +121,6 @@ _BEFORE_BACKENDS = ("jax_num_cpu_devices",)
 config = Config()
 
 
-class _FlagContext:
-    """A boolean flag as JAX's config states work as context managers:
-    ``with numjax.log_compiles():`` sets it for the block, then restores it."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __call__(self, new_val=True):
-        return scoped(self.name, bool(new_val))
-
-
 class scoped(contextlib.ContextDecorator):
     """``with scoped(name, value):`` sets flag ``name`` to ``value`` in this thread for the
     block (other threads keep theirs), as JAX's configuration context managers do; also
@@ -161,8 +150,6 @@ class scoped(contextlib.ContextDecorator):
 _UNSET = object()
 
 
-log_compiles = _FlagContext("jax_log_compiles")
-
 
 _MATMUL_PRECISIONS = (
     "default", "high", "highest", "bfloat16", "tensorfloat32", "float32", "ANY_F8_ANY_F8_F32",
@@ -178,6 +165,12 @@ def _check_enum(choices, allow_none=False):
         none = "None or " if allow_none else ""
         raise ValueError(f"new enum value must be {none}in {list(choices)}, got {value} of type {type(value)}.")
     return check
+
+
+def _check_dtype_promotion(value):
+    if value not in ("standard", "strict"):
+        raise ValueError(f"{value!r} is not a valid NumpyDtypePromotion")
+    return value
 
 
 class State:
@@ -218,6 +211,7 @@ class _ProcessSetting(contextlib.ContextDecorator):
         return False
 
 
+log_compiles = State("log_compiles")
 enable_x64 = State("enable_x64")
 threefry_partitionable = State("threefry_partitionable")
 check_tracer_leaks = State("check_tracer_leaks")
@@ -225,12 +219,6 @@ check_tracer_leaks = State("check_tracer_leaks")
 debug_nans = State("debug_nans")
 debug_infs = State("debug_infs")
 numpy_rank_promotion = State("numpy_rank_promotion", _check_enum(("allow", "warn", "raise")))
-def _check_dtype_promotion(value):
-    if value not in ("standard", "strict"):
-        raise ValueError(f"{value!r} is not a valid NumpyDtypePromotion")
-    return value
-
-
 numpy_dtype_promotion = State("numpy_dtype_promotion", _check_dtype_promotion)
 default_matmul_precision = State("default_matmul_precision", _check_enum(_MATMUL_PRECISIONS, allow_none=True))
 default_prng_impl = State("default_prng_impl", _check_enum(("threefry2x32", "rbg", "unsafe_rbg")))

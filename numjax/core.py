@@ -110,6 +110,17 @@ impl_rules = {}
 abstract_eval_rules = {}
 
 
+def evaluate(prim, impl, args, params):
+    """``prim`` applied now by its eager rule ``impl`` (placed by the sharding hook when one is
+    installed); a failed allocation raises JAX's RESOURCE_EXHAUSTED error."""
+    try:
+        if sharding_hooks.eager is None:
+            return impl(*args, **params)
+        return sharding_hooks.eager(prim, impl, args, params)
+    except MemoryError as err:
+        raise out_of_memory(err) from None
+
+
 class Primitive:
     multiple_results = False
     # Planning properties (see lax._base.make_primitive); a primitive defined outside numjax
@@ -132,12 +143,7 @@ class Primitive:
                 impl = impl_rules[self]
             except KeyError:
                 raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented") from None
-            try:
-                if sharding_hooks.eager is None:
-                    return impl(*args, **params)
-                return sharding_hooks.eager(self, impl, args, params)
-            except MemoryError as err:
-                raise out_of_memory(err) from None
+            return evaluate(self, impl, args, params)
         trace = find_top_trace(args)
         tracers = [trace.full_raise(a) for a in args]
         outs = trace.process_primitive(self, tracers, params)
@@ -210,12 +216,7 @@ class EvalTrace(Trace):
     pure = lift = lambda self, x: x
 
     def process_primitive(self, primitive, tracers, params):
-        try:
-            if sharding_hooks.eager is None:
-                return impl_rules[primitive](*tracers, **params)
-            return sharding_hooks.eager(primitive, impl_rules[primitive], tracers, params)
-        except MemoryError as err:
-            raise out_of_memory(err) from None
+        return evaluate(primitive, impl_rules[primitive], tracers, params)
 
 
 _EVAL_MAIN = MainTrace(0, EvalTrace)   # the bottom of every thread's stack: evaluate now

@@ -377,8 +377,7 @@ class JitCache:
             return Array(native(*vals)[0], entry.out_weak)
         else:
             outs = [Array(o, a.weak_type) for o, a in zip(native(*vals), program.out_avals)]
-        for j in entry.copy_out:
-            outs[j] = Array(outs[j]._value.copy(), outs[j].weak_type)
+        _copy_outputs(outs, entry.copy_out)
         return outs[0] if program.single else tree_util.tree_unflatten(program.out_tree, outs)
 
     def _remember_fast(self, args, program, copy_out=()):
@@ -461,9 +460,13 @@ def _unshare(outs, vals, leaves):
         return ()
     shared = [j for j, o in enumerate(outs)
               if type(o) is Array and any(np.may_share_memory(o._value, v) for v in user)]
-    for j in shared:
-        outs[j] = Array(outs[j]._value.copy(), outs[j].weak_type)
+    _copy_outputs(outs, shared)
     return shared
+
+
+def _copy_outputs(outs, indices):
+    for j in indices:
+        outs[j] = Array(outs[j]._value.copy(), outs[j].weak_type)
 
 
 default_device_scoped = False   # set once ``jax.default_device(...)`` is first used

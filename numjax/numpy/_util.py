@@ -2,7 +2,7 @@
 import numpy as np
 
 from .. import core, dtypes, lax
-from ..array import Array, private_value
+from ..array import Array, host_value
 
 
 def _as_const(x, dtype, weak):
@@ -32,7 +32,7 @@ def asarray_leaf(x):
     v = np.asarray(x)
     if not dtypes.is_jax_dtype(v.dtype):
         raise invalid_value_error(x, v.dtype)
-    return Array(private_value(v.astype(dtypes.canonicalize_dtype(v.dtype), copy=False), x), False)
+    return Array(host_value(v, x), False)
 
 
 def _is_typed_key(x):
